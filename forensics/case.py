@@ -1,0 +1,502 @@
+"""The case file (`incident.toml`): one investigation, strictly validated.
+
+`load_case(path)` returns a frozen `Case`; any unknown key, wrong type, unparsable time,
+or contradictory entry is refused with a `CaseError` naming the file, the key and the line.
+Relative paths are resolved against the case file's folder.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .errors import CaseError
+
+ROLES = ("prefill", "decode")
+POLICIES = ("pool-walkback", "time-window")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One `[[source]]`: a file, glob or folder, read through a mapping file or a profile."""
+
+    path: str
+    mapping: Path | None = None
+    profile: str | None = None
+    node: str | None = None
+    role: str | None = None
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One `[[capacity]]` span: pool size `tokens` for `role` nodes matching `nodes` in [start, end)."""
+
+    role: str
+    nodes: str
+    tokens: int
+    start: datetime
+    end: datetime | None = None
+
+    def matches(self, node: str | None, at: datetime) -> bool:
+        node_ok = fnmatch.fnmatchcase(node, self.nodes) if node is not None else self.nodes == "*"
+        return node_ok and self.start <= at and (self.end is None or at < self.end)
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """One `[[exclude]]`: accounts (listed and/or read from `file`) set aside for `reason`."""
+
+    reason: str
+    accounts: tuple[str, ...]
+    file: Path | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    at: datetime
+    label: str
+
+
+@dataclass(frozen=True)
+class Baseline:
+    min_prompt_tokens: int = 131072
+
+
+@dataclass(frozen=True)
+class Attribution:
+    policy: str = "pool-walkback"
+    lookback: timedelta = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Case:
+    path: Path
+    name: str
+    models: tuple[str, ...]
+    context_window: int
+    success_status: tuple[int, ...]
+    window_start: datetime
+    window_end: datetime
+    sources: tuple[Source, ...] = ()
+    capacity: tuple[Capacity, ...] = ()
+    exclusions: tuple[Exclusion, ...] = ()
+    baseline: Baseline = field(default_factory=Baseline)
+    attribution: Attribution = field(default_factory=Attribution)
+    accounts_path: Path | None = None
+    events: tuple[Event, ...] = ()
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def excluded_accounts(self) -> dict[str, str]:
+        """account_id -> reason, over every `[[exclude]]` entry."""
+        return {a: ex.reason for ex in self.exclusions for a in ex.accounts}
+
+    def capacity_rows(self, role: str) -> list[tuple[int, str, int, datetime, datetime | None]]:
+        """(ordinal, nodes, tokens, start, end) of the entries of one role, in file order."""
+        return [
+            (i, c.nodes, c.tokens, c.start, c.end)
+            for i, c in enumerate(self.capacity)
+            if c.role == role
+        ]
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+_TOP = {
+    "name": str,
+    "models": list,
+    "context_window": int,
+    "success_status": list,
+    "window": dict,
+    "source": list,
+    "capacity": list,
+    "exclude": list,
+    "baseline": dict,
+    "attribution": dict,
+    "accounts": dict,
+    "event": list,
+}
+_SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "window": {"start": (str, datetime), "end": (str, datetime)},
+    "source": {"path": str, "mapping": str, "profile": str, "node": str, "role": str},
+    "capacity": {
+        "role": str,
+        "nodes": str,
+        "tokens": int,
+        "start": (str, datetime),
+        "end": (str, datetime),
+    },
+    "exclude": {"reason": str, "accounts": list, "file": str},
+    "baseline": {"min_prompt_tokens": int},
+    "attribution": {"policy": str, "lookback": str},
+    "accounts": {"path": str},
+    "event": {"at": (str, datetime), "label": str},
+}
+_REQUIRED_TOP = ("name", "models", "context_window", "window")
+_REQUIRED = {
+    "window": ("start", "end"),
+    "source": ("path",),
+    "capacity": ("role", "tokens", "start"),
+    "exclude": ("reason",),
+    "accounts": ("path",),
+    "event": ("at", "label"),
+}
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)\s*$")
+_UNITS = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+class _Locator:
+    """Finds the line of a key in the TOML text, for messages (tomllib keeps no positions)."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+
+    def line(self, section: str | None, index: int | None, key: str | None) -> int | None:
+        start, end = 0, len(self.lines)
+        if section is not None:
+            headers = [
+                i
+                for i, ln in enumerate(self.lines)
+                if re.match(rf"^\s*\[\[?\s*{re.escape(section)}\s*\]\]?\s*(#.*)?$", ln)
+            ]
+            pick = headers[index or 0] if headers and (index or 0) < len(headers) else None
+            if pick is None:
+                return None
+            start = pick
+            nxt = [i for i, ln in enumerate(self.lines) if i > pick and re.match(r"^\s*\[", ln)]
+            end = nxt[0] if nxt else len(self.lines)
+            if key is None:
+                return start + 1
+        if key is None:
+            return None
+        for i in range(start, end):
+            if section is None and i > start and re.match(r"^\s*\[", self.lines[i]):
+                break
+            if re.match(rf"^\s*\"?{re.escape(key)}\"?\s*=", self.lines[i]):
+                return i + 1
+        return start + 1 if section is not None else None
+
+
+class _Parser:
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.loc = _Locator(text)
+
+    def fail(
+        self,
+        what: str,
+        section: str | None = None,
+        index: int | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+    ) -> CaseError:
+        line = self.loc.line(section, index, key)
+        name = ".".join(
+            p
+            for p in (
+                f"{section}[{index + 1}]" if section and index is not None else section,
+                key,
+            )
+            if p
+        )
+        where = f"{self.path}" + (f":{line}" if line else "")
+        return CaseError(f"{name}: {what}" if name else what, where=where, fix=fix)
+
+    def check_keys(
+        self, table: dict[str, Any], section: str, index: int | None = None
+    ) -> dict[str, Any]:
+        allowed = _SECTIONS[section]
+        for key, value in table.items():
+            if key not in allowed:
+                raise self.fail(
+                    "unknown key",
+                    section,
+                    index,
+                    key,
+                    fix=f"allowed keys in [{section}]: {', '.join(allowed)}",
+                )
+            want = allowed[key]
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise self.fail(
+                    f"expected {_type_name(want)}, got {_type_name(type(value))}",
+                    section,
+                    index,
+                    key,
+                )
+        for key in _REQUIRED.get(section, ()):
+            if key not in table:
+                raise self.fail("missing required key", section, index, key)
+        return table
+
+    def time(self, value: str | datetime, section: str, index: int | None, key: str) -> datetime:
+        try:
+            return parse_utc(value)
+        except ValueError:
+            raise self.fail(
+                f"unparsable time {value!r}",
+                section,
+                index,
+                key,
+                fix="write an ISO 8601 time with an offset, e.g. 2026-09-09T14:52:00Z",
+            ) from None
+
+    def parse(self, doc: dict[str, Any]) -> Case:
+        for key, value in doc.items():
+            if key not in _TOP:
+                raise self.fail(
+                    "unknown key", None, None, key, fix=f"allowed keys: {', '.join(_TOP)}"
+                )
+            want = _TOP[key]
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise self.fail(
+                    f"expected {_type_name(want)}, got {_type_name(type(value))}", None, None, key
+                )
+        for key in _REQUIRED_TOP:
+            if key not in doc:
+                raise self.fail("missing required key", None, None, key)
+
+        models = doc["models"]
+        if not models or not all(isinstance(m, str) and m for m in models):
+            raise self.fail("must be a non-empty list of model names", None, None, "models")
+        if doc["context_window"] <= 0:
+            raise self.fail("must be a positive token count", None, None, "context_window")
+        statuses = doc.get("success_status", [200])
+        if not statuses or not all(
+            isinstance(s, int) and not isinstance(s, bool) and 100 <= s <= 599 for s in statuses
+        ):
+            raise self.fail("must be a list of HTTP status codes", None, None, "success_status")
+
+        window = self.check_keys(doc["window"], "window")
+        w_start = self.time(window["start"], "window", None, "start")
+        w_end = self.time(window["end"], "window", None, "end")
+        if w_end <= w_start:
+            raise self.fail("window end must be after its start", "window", None, "end")
+
+        return Case(
+            path=self.path,
+            name=doc["name"],
+            models=tuple(models),
+            context_window=doc["context_window"],
+            success_status=tuple(statuses),
+            window_start=w_start,
+            window_end=w_end,
+            sources=tuple(self.sources(doc.get("source", []))),
+            capacity=tuple(self.capacity(doc.get("capacity", []))),
+            exclusions=tuple(self.exclusions(doc.get("exclude", []))),
+            baseline=self.baseline(doc.get("baseline")),
+            attribution=self.attribution(doc.get("attribution")),
+            accounts_path=self.accounts(doc.get("accounts")),
+            events=tuple(self.events(doc.get("event", []))),
+        )
+
+    def tables(self, items: list[Any], section: str) -> list[dict[str, Any]]:
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self.fail(f"write it as [[{section}]] tables", section, i)
+            out.append(self.check_keys(item, section, i))
+        return out
+
+    def resolve(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else self.path.parent / p
+
+    def sources(self, items: list[Any]) -> list[Source]:
+        out = []
+        for i, t in enumerate(self.tables(items, "source")):
+            if ("mapping" in t) == ("profile" in t):
+                raise self.fail(
+                    "give exactly one of mapping or profile",
+                    "source",
+                    i,
+                    fix='e.g. mapping = "gateway.mapping.toml" or profile = "canonical"',
+                )
+            if "role" in t and t["role"] not in ROLES:
+                raise self.fail(f"role must be one of {ROLES}", "source", i, "role")
+            out.append(
+                Source(
+                    path=str(self.resolve(t["path"])),
+                    mapping=self.resolve(t["mapping"]) if "mapping" in t else None,
+                    profile=t.get("profile"),
+                    node=t.get("node"),
+                    role=t.get("role"),
+                )
+            )
+        return out
+
+    def capacity(self, items: list[Any]) -> list[Capacity]:
+        out: list[Capacity] = []
+        for i, t in enumerate(self.tables(items, "capacity")):
+            if t["role"] not in ROLES:
+                raise self.fail(f"role must be one of {ROLES}", "capacity", i, "role")
+            if t["tokens"] <= 0:
+                raise self.fail("must be a positive token count", "capacity", i, "tokens")
+            start = self.time(t["start"], "capacity", i, "start")
+            end = self.time(t["end"], "capacity", i, "end") if "end" in t else None
+            if end is not None and end <= start:
+                raise self.fail("end must be after start", "capacity", i, "end")
+            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end)
+            for j, other in enumerate(out):
+                if (
+                    other.role == cap.role
+                    and other.nodes == cap.nodes
+                    and _overlaps(other, cap)
+                    and other.tokens != cap.tokens
+                ):
+                    raise self.fail(
+                        f"contradicts capacity[{j + 1}]: same role and nodes, overlapping "
+                        f"time, different tokens ({other.tokens} vs {cap.tokens})",
+                        "capacity",
+                        i,
+                        fix="make the spans [start, end) of one node glob not overlap",
+                    )
+            out.append(cap)
+        return out
+
+    def exclusions(self, items: list[Any]) -> list[Exclusion]:
+        out: list[Exclusion] = []
+        seen: dict[str, tuple[str, int]] = {}
+        for i, t in enumerate(self.tables(items, "exclude")):
+            accounts = list(t.get("accounts", []))
+            if not all(isinstance(a, str) and a for a in accounts):
+                raise self.fail("must be a list of account ids", "exclude", i, "accounts")
+            file = None
+            if "file" in t:
+                file = self.resolve(t["file"])
+                try:
+                    text = file.read_text(encoding="utf-8")
+                except OSError as e:
+                    raise self.fail(
+                        f"cannot read {file}: {e.strerror}",
+                        "exclude",
+                        i,
+                        "file",
+                        fix="give a text file with one account id a line",
+                    ) from None
+                accounts += [
+                    ln.strip()
+                    for ln in text.splitlines()
+                    if ln.strip() and not ln.lstrip().startswith("#")
+                ]
+            if not accounts:
+                raise self.fail("names no account (give accounts and/or file)", "exclude", i)
+            for a in accounts:
+                if a in seen and seen[a][0] != t["reason"]:
+                    raise self.fail(
+                        f"account {a!r} is already excluded as {seen[a][0]!r} by "
+                        f"exclude[{seen[a][1] + 1}]",
+                        "exclude",
+                        i,
+                        "accounts",
+                        fix="give each account one reason",
+                    )
+                seen[a] = (t["reason"], i)
+            out.append(Exclusion(t["reason"], tuple(dict.fromkeys(accounts)), file))
+        return out
+
+    def baseline(self, t: dict[str, Any] | None) -> Baseline:
+        if t is None:
+            return Baseline()
+        t = self.check_keys(t, "baseline")
+        b = Baseline(**t)
+        if b.min_prompt_tokens < 0:
+            raise self.fail("must be >= 0", "baseline", None, "min_prompt_tokens")
+        return b
+
+    def attribution(self, t: dict[str, Any] | None) -> Attribution:
+        if t is None:
+            return Attribution()
+        t = self.check_keys(t, "attribution")
+        policy = t.get("policy", "pool-walkback")
+        if policy not in POLICIES:
+            raise self.fail(f"policy must be one of {POLICIES}", "attribution", None, "policy")
+        lookback = Attribution.lookback
+        if "lookback" in t:
+            m = _DURATION.match(t["lookback"])
+            if not m or int(m.group(1)) <= 0:
+                raise self.fail(
+                    f"unparsable duration {t['lookback']!r}",
+                    "attribution",
+                    None,
+                    "lookback",
+                    fix='write e.g. "30m", "2h", "90s"',
+                )
+            lookback = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+        return Attribution(policy, lookback)
+
+    def accounts(self, t: dict[str, Any] | None) -> Path | None:
+        if t is None:
+            return None
+        t = self.check_keys(t, "accounts")
+        return self.resolve(t["path"])
+
+    def events(self, items: list[Any]) -> list[Event]:
+        return [
+            Event(self.time(t["at"], "event", i, "at"), t["label"])
+            for i, t in enumerate(self.tables(items, "event"))
+        ]
+
+
+def _overlaps(a: Capacity, b: Capacity) -> bool:
+    a_end = a.end or datetime.max.replace(tzinfo=UTC)
+    b_end = b.end or datetime.max.replace(tzinfo=UTC)
+    return a.start < b_end and b.start < a_end
+
+
+def _type_name(t: type | tuple[type, ...]) -> str:
+    names = {
+        str: "a string",
+        int: "an integer",
+        list: "a list",
+        dict: "a table",
+        datetime: "a time",
+        float: "a number",
+        bool: "a boolean",
+    }
+    if isinstance(t, tuple):
+        return names.get(t[0], t[0].__name__)
+    return names.get(t, t.__name__)
+
+
+def parse_utc(value: str | datetime) -> datetime:
+    """An ISO 8601 time (any offset or `Z`; naive means UTC) as an aware UTC datetime."""
+    if isinstance(value, datetime):
+        dt = value
+    else:
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        # Python keeps microseconds; cut longer fractions rather than refuse them
+        text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+        dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def load_case(path: str | Path) -> Case:
+    """Read and validate a case file; raises `CaseError` naming file, key and line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError(
+            "case file not found", where=str(p), fix="give the path of an incident.toml"
+        ) from None
+    except OSError as e:
+        raise CaseError(f"cannot read case file: {e.strerror}", where=str(p)) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        line = getattr(e, "lineno", None)
+        where = f"{p}:{line}" if line else str(p)
+        msg = getattr(e, "msg", str(e))
+        raise CaseError(f"not valid TOML: {msg}", where=where) from None
+    return _Parser(p.resolve(), text).parse(doc)

@@ -1,0 +1,112 @@
+"""The SQL engine seam: one connection object and the query loader.
+
+Every analysis goes through `Engine`; a distributed engine (see `forensics.spark`) provides
+the same methods, so no module needs `if engine == ...`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import duckdb
+import polars as pl
+
+from . import queries
+
+
+class SQLEngine(Protocol):
+    """What analyses need from an engine. Values are always bound, never formatted into SQL."""
+
+    def execute(self, sql: str, **params: Any) -> None:
+        """Run a statement (DuckDB dialect, `$name` parameters)."""
+
+    def materialize(self, table: str, query: str, **params: Any) -> None:
+        """Replace table `table` with the result of `queries/QUERY.sql`."""
+
+    def frame(self, query: str, **params: Any) -> pl.DataFrame:
+        """The (small) result of `queries/QUERY.sql` as a Polars frame."""
+
+    def sql_frame(self, sql: str, **params: Any) -> pl.DataFrame:
+        """The (small) result of an ad-hoc SQL text as a Polars frame."""
+
+    def table_exists(self, table: str) -> bool:
+        """Whether the case database holds `table`."""
+
+
+def bind(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The subset of `params` the SQL text refers to; a missing one is a programming error."""
+    names = queries.parameters(sql)
+    missing = [n for n in names if n not in params]
+    if missing:
+        raise KeyError(f"query needs parameters {missing}")
+    return {n: params[n] for n in names}
+
+
+class Engine:
+    """A DuckDB case database (a file, or in memory when `path` is None), time zone UTC."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        memory_limit: str | None = None,
+        temp_dir: str | Path | None = None,
+        read_only: bool = False,
+        threads: int | None = None,
+    ):
+        self.path = Path(path) if path is not None else None
+        config: dict[str, Any] = {}
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        if temp_dir:
+            config["temp_directory"] = str(temp_dir)
+        if threads:
+            config["threads"] = threads
+        target = str(self.path) if self.path is not None else ":memory:"
+        self.con = duckdb.connect(target, read_only=read_only, config=config)
+        self.con.execute("SET TimeZone = 'UTC'")
+        # insertion order is not a contract; dropping it lets DuckDB stream and spill freely
+        self.con.execute("SET preserve_insertion_order = false")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def execute(self, sql: str, **params: Any) -> None:
+        self.con.execute(sql, bind(sql, params))
+
+    def run(self, query: str, **params: Any) -> None:
+        """Run the statement in `queries/QUERY.sql`."""
+        self.execute(queries.load(query), **params)
+
+    def materialize(self, table: str, query: str, **params: Any) -> None:
+        sql = queries.load(query)
+        self.con.execute(f'CREATE OR REPLACE TABLE "{table}" AS {sql}', bind(sql, params))
+
+    def frame(self, query: str, **params: Any) -> pl.DataFrame:
+        return self.sql_frame(queries.load(query), **params)
+
+    def sql_frame(self, sql: str, **params: Any) -> pl.DataFrame:
+        return self.con.execute(sql, bind(sql, params)).pl()
+
+    def rows(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+        """All rows of an ad-hoc SQL text as tuples (small results only)."""
+        return self.con.execute(sql, bind(sql, params)).fetchall()
+
+    def scalar(self, sql: str, **params: Any) -> Any:
+        row = self.con.execute(sql, bind(sql, params)).fetchone()
+        return None if row is None else row[0]
+
+    def table_exists(self, table: str) -> bool:
+        return bool(
+            self.con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = $t",
+                {"t": table},
+            ).fetchone()[0]  # type: ignore[index]
+        )

@@ -1,0 +1,38 @@
+"""The query loader: analysis SQL lives in `queries/NAME.sql` with named `$parameters`."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+_PARAM = re.compile(r"(?<![$\w])\$([A-Za-z_]\w*)")
+
+
+def queries_dir() -> Path:
+    """The folder holding the `.sql` files: installed beside the package, or the repo's `queries/`."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "queries", here.parent / "queries"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("queries/ folder not found beside the forensics package")
+
+
+@functools.cache
+def load(name: str) -> str:
+    """The text of `queries/NAME.sql`, without a trailing semicolon."""
+    path = queries_dir() / f"{name}.sql"
+    return path.read_text(encoding="utf-8").strip().rstrip(";")
+
+
+def parameters(sql: str) -> list[str]:
+    """The `$name` parameters a query text refers to, in order of first use."""
+    seen: dict[str, None] = {}
+    for match in _PARAM.finditer(_strip_comments_and_strings(sql)):
+        seen.setdefault(match.group(1), None)
+    return list(seen)
+
+
+def _strip_comments_and_strings(sql: str) -> str:
+    sql = re.sub(r"--[^\n]*", "", sql)
+    return re.sub(r"'(?:[^']|'')*'", "''", sql)

@@ -1,0 +1,50 @@
+"""The canonical request record (SPEC.md, `requests` table) and the bookkeeping tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    sql_type: str
+    required: bool
+
+
+# Order is the column order of the `requests` table.
+REQUEST_FIELDS: tuple[Field, ...] = (
+    Field("request_id", "VARCHAR", True),
+    Field("ts", "TIMESTAMPTZ", True),
+    Field("account_id", "VARCHAR", True),
+    Field("model", "VARCHAR", True),
+    Field("prompt_tokens", "BIGINT", True),
+    Field("completion_tokens", "BIGINT", False),
+    Field("status", "INTEGER", False),
+    Field("prefill_node", "VARCHAR", False),
+    Field("decode_node", "VARCHAR", False),
+    Field("ts_end", "TIMESTAMPTZ", False),
+)
+PROVENANCE_FIELDS: tuple[Field, ...] = (
+    Field("source", "VARCHAR", True),
+    Field("source_row", "BIGINT", True),
+)
+MAPPABLE = {f.name for f in REQUEST_FIELDS}
+REQUIRED = tuple(f.name for f in REQUEST_FIELDS if f.required)
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens")
+TIME_FIELDS = ("ts", "ts_end")
+DEFAULT_STATUS = 200
+
+REQUESTS_DDL = (
+    "CREATE TABLE IF NOT EXISTS requests ("
+    + ", ".join(f"{f.name} {f.sql_type}" for f in REQUEST_FIELDS + PROVENANCE_FIELDS)
+    + ", extra JSON, PRIMARY KEY (request_id))"
+)
+INPUTS_DDL = (
+    "CREATE TABLE IF NOT EXISTS inputs (path VARCHAR, sha256 VARCHAR PRIMARY KEY, bytes BIGINT, "
+    "rows_read BIGINT, rows_loaded BIGINT, duplicates BIGINT, quarantined BIGINT, "
+    "format VARCHAR, note VARCHAR)"
+)
+QUARANTINE_DDL = (
+    "CREATE TABLE IF NOT EXISTS quarantine (source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"
+)
