@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 import typer.core
 from rich.console import Console
@@ -17,11 +16,10 @@ from rich.console import Console
 from .errors import ForensicsError
 
 
-
 class _Commands(typer.core.TyperGroup):
     """Runs a command; a `ForensicsError` becomes one line on stderr and its exit code."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except ForensicsError as e:
@@ -48,9 +46,7 @@ NoExclOpt = Annotated[
     bool,
     typer.Option("--no-exclusions", help="Keep every account (show what exclusions change)."),
 ]
-EngineOpt = Annotated[
-    str, typer.Option("--engine", help="SQL engine: duckdb (default) or spark.")
-]
+EngineOpt = Annotated[str, typer.Option("--engine", help="SQL engine: duckdb (default) or spark.")]
 SparkMasterOpt = Annotated[
     str | None,
     typer.Option("--spark-master", help="Spark master URL (default: SPARK_MASTER or local[*])."),
@@ -86,7 +82,9 @@ def ingest(
     ] = None,
     to_parquet: Annotated[
         Path | None,
-        typer.Option("--to-parquet", help="Also write requests as Parquet partitioned by day, model."),
+        typer.Option(
+            "--to-parquet", help="Also write requests as Parquet partitioned by day, model."
+        ),
     ] = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
@@ -231,9 +229,9 @@ def run(
 
 @app.command()
 def demo(
-    out_dir: Annotated[
-        Path, typer.Option("--out", help="Folder for the outputs.")
-    ] = Path("forensics-demo"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the outputs.")] = Path(
+        "forensics-demo"
+    ),
 ) -> None:
     """Run the bundled GLM-5.3 case end to end and print the headline figures.
 
@@ -263,7 +261,9 @@ def sample(
     """
     from . import sample as sample_mod
 
-    written = sample_mod.generate(out_dir, requests=requests, seed=seed, fmt=fmt, progress=_progress())
+    written = sample_mod.generate(
+        out_dir, requests=requests, seed=seed, fmt=fmt, progress=_progress()
+    )
     out.print(written.render())
 
 
@@ -277,7 +277,9 @@ def capacity(
     out_file: Annotated[
         Path | None, typer.Option("--out", help="Write the [[capacity]] entries to this file.")
     ] = None,
-    node: Annotated[str | None, typer.Option("--node", help="Node id (default: file name).")] = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Node id (default: file name).")
+    ] = None,
     role: Annotated[str | None, typer.Option("--role", help="prefill or decode.")] = None,
 ) -> None:
     """Derive the KV pool capacity timeline per node from SGLang server logs.
