@@ -34,7 +34,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Capacity:
-    """One `[[capacity]]` span: pool size `tokens` for `role` nodes matching `nodes` in [start, end)."""
+    """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end)."""
 
     role: str
     nodes: str

@@ -10,7 +10,7 @@ _PARAM = re.compile(r"(?<![$\w])\$([A-Za-z_]\w*)")
 
 
 def queries_dir() -> Path:
-    """The folder holding the `.sql` files: installed beside the package, or the repo's `queries/`."""
+    """The folder of `.sql` files: beside the installed package, or the repo's `queries/`."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "queries", here.parent / "queries"):
         if candidate.is_dir():

@@ -45,4 +45,7 @@ INPUTS_DDL = (
     "rows_read BIGINT, rows_loaded BIGINT, duplicates BIGINT, quarantined BIGINT, "
     "format VARCHAR, note VARCHAR)"
 )
-QUARANTINE_DDL = "CREATE TABLE IF NOT EXISTS quarantine (source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"
+QUARANTINE_DDL = (
+    "CREATE TABLE IF NOT EXISTS quarantine "
+    "(source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"
+)
