@@ -93,7 +93,8 @@ class Engine:
         return self.sql_frame(queries.load(query), **params)
 
     def sql_frame(self, sql: str, **params: Any) -> pl.DataFrame:
-        return self.con.execute(sql, bind(sql, params)).pl()
+        # DuckDB 2 dropped `.pl()` on DB-API results; relations still have it
+        return self.con.sql(sql, params=bind(sql, params)).pl()
 
     def rows(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
         """All rows of an ad-hoc SQL text as tuples (small results only)."""
