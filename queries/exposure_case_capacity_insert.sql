@@ -1,0 +1,1 @@
+INSERT INTO case_capacity VALUES ($ordinal, $role, $nodes, $tokens, $start_ts, $end_ts)

@@ -1,0 +1,1 @@
+INSERT INTO case_exclusions VALUES ($account_id, $reason)

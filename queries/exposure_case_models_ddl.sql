@@ -1,0 +1,2 @@
+-- The case's models.
+CREATE OR REPLACE TABLE case_models (model VARCHAR)

@@ -1,0 +1,1 @@
+INSERT INTO case_models VALUES ($model)

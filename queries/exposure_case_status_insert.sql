@@ -1,0 +1,1 @@
+INSERT INTO case_success_status VALUES ($status)

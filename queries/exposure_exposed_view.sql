@@ -1,0 +1,1 @@
+CREATE OR REPLACE VIEW exposed AS SELECT * FROM bands WHERE band = 'exposed'
