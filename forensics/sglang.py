@@ -1,0 +1,231 @@
+"""SGLang server logs as evidence (profile `sglang`): capacity lines, per-request stats, aborts.
+
+`ingest_logs(engine, files, node=, role=)` reads each log DuckDB-natively (whole lines,
+numbered from 1, matched with regular expressions in `queries/sglang_parse.sql`) into:
+
+- `engine_startup` (every capacity line) and `engine_capacity` (one span per server start,
+  rebuilt after each ingest: a span ends at the node's next start),
+- `engine_requests` (ReqTimeStats / Req Time Stats, Finish and Receive lines; `kind` says
+  which, `finish_reason` the Finish line's finish_reason type),
+- `engine_aborts` (`kind`: kv_capacity = "Request R exceeds the maximum number of tokens",
+  input_length = scheduler "Input length (N tokens) exceeds the maximum allowed length",
+  context_length = tokenizer "The input (N tokens) is longer than the model's context length").
+
+Accounting per input (the `inputs` row): a line is an evidence record when it looks like one
+of the lines above; `rows_read` = evidence records, `rows_loaded` = those loaded,
+`quarantined` = malformed ones (reason in `quarantine`), so rows_read = rows_loaded +
+quarantined as for every input. Every other line (startup chatter, progress, server_args,
+blank lines) is not a record: the note says how many lines the file held and how many
+were other output, e.g. `lines=120 other=97`. Nothing is lost silently.
+
+Times in the `[YYYY-MM-DD HH:MM:SS …]` envelope carry no zone and are read as UTC. The node
+id is `node` or the file name without `.log`/`.gz`/`.zst`/`.txt`; the role is `role`, else the
+`disaggregation_mode` in the server_args line, else the `type=` of its ReqTimeStats lines.
+Inputs are keyed on sha256: a file already in `inputs` is not read again.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from . import queries, schema
+from .engine import Engine
+from .errors import InputError
+
+ROLES = ("prefill", "decode")
+# read each line whole: a 4-byte delimiter that never occurs in a log, no quoting
+LINE_DELIM = "\x1e\x1f\x1e\x1f"
+_SUFFIXES = (".gz", ".zst", ".log", ".txt")
+_PARSED = "_sglang_parsed"
+
+
+@dataclass
+class SglangInputStats:
+    """Accounting of one input (the same fields as forensics.ingest.InputStats)."""
+
+    path: str
+    sha256: str
+    bytes: int
+    rows_read: int
+    rows_loaded: int
+    duplicates: int
+    quarantined: int
+    format: str
+    note: str | None = None
+
+
+def _stats_class() -> Any:
+    """forensics.ingest.InputStats when that module provides it, else the local twin."""
+    try:
+        from .ingest import InputStats  # late: ingest dispatches to this module
+
+        return InputStats
+    except ImportError:
+        return SglangInputStats
+
+
+def node_from_path(path: Path) -> str:
+    """The node id a log's file name implies: its name without .log/.gz/.zst/.txt."""
+    name = path.name
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                changed = True
+    return name
+
+
+def expand(logs: list[str] | list[Path]) -> list[Path]:
+    """Files named by `logs` (files, globs, folders), sorted, each once; InputError if none."""
+    found: dict[Path, None] = {}
+    for item in logs:
+        p = Path(item)
+        if p.is_dir():
+            matches = sorted(q for q in p.rglob("*") if q.is_file())
+        elif p.is_file():
+            matches = [p]
+        else:
+            matches = sorted(Path(m) for m in glob.glob(str(item)) if Path(m).is_file())
+        if not matches:
+            raise InputError(
+                "no such log file", where=str(item), fix="give a file, a glob or a folder"
+            )
+        for m in matches:
+            found.setdefault(m, None)
+    return list(found)
+
+
+def ensure_tables(engine: Engine) -> None:
+    """Create the bookkeeping and engine evidence tables if missing."""
+    engine.execute(schema.INPUTS_DDL)
+    engine.execute(schema.QUARANTINE_DDL)
+    engine.run("sglang_schema")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _role(engine: Engine, path: Path, role: str | None) -> str | None:
+    """The server role of the parsed log: `role`, else its lines; InputError if they disagree."""
+    if role is not None:
+        if role not in ROLES:
+            raise InputError(
+                f"unknown engine role {role!r}", where="--role", fix="use prefill or decode"
+            )
+        return role
+    found = engine.rows(queries.load("sglang_role"))
+    for kind in ("role_marker", "time_stats"):
+        legs = sorted({leg for k, leg, _ in found if k == kind})
+        if len(legs) == 1:
+            return legs[0]
+        if len(legs) > 1:
+            raise InputError(
+                f"log holds lines of both roles ({', '.join(legs)}) by {kind}",
+                where=str(path),
+                fix="split it per server, or give --role",
+            )
+    return None
+
+
+def ingest_logs(
+    engine: Engine,
+    files: list[Path],
+    node: str | None = None,
+    role: str | None = None,
+) -> list[Any]:
+    """Load SGLang server logs into the engine tables; one InputStats per file, in order."""
+    ensure_tables(engine)
+    stats_cls = _stats_class()
+    out = []
+    for path in files:
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no such log file", where=str(path), fix="check the path")
+        digest = _sha256(path)
+        size = path.stat().st_size
+        prior = engine.rows(
+            "SELECT rows_read, rows_loaded, quarantined FROM inputs WHERE sha256 = $sha",
+            sha=digest,
+        )
+        if prior:
+            read, loaded, quarantined = prior[0]
+            out.append(
+                stats_cls(
+                    str(path),
+                    digest,
+                    size,
+                    read,
+                    loaded,
+                    0,
+                    quarantined,
+                    "sglang",
+                    "already ingested (same sha256): nothing changed",
+                )
+            )
+            continue
+        out.append(_ingest_one(engine, path, digest, size, node, role, stats_cls))
+    engine.run("sglang_fill_abort_rooms")
+    engine.materialize("engine_capacity", "sglang_capacity")
+    return out
+
+
+def _ingest_one(
+    engine: Engine,
+    path: Path,
+    digest: str,
+    size: int,
+    node: str | None,
+    role: str | None,
+    stats_cls: Any,
+) -> Any:
+    params = {"path": str(path), "delim": LINE_DELIM}
+    try:
+        engine.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load('sglang_parse')}", **params
+        )
+        lines = engine.scalar(queries.load("sglang_lines"), **params)
+    except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as e:
+        raise InputError(
+            f"cannot read as an SGLang log: {str(e).splitlines()[0]}",
+            where=str(path),
+            fix="give a text log (.log, .gz or .zst)",
+        ) from None
+    server_role = _role(engine, path, role)
+    ids = {"node": node or node_from_path(path), "role": server_role, "source": str(path)}
+    for table, query in (
+        ("engine_startup", "sglang_insert_startup"),
+        ("engine_requests", "sglang_insert_requests"),
+        ("engine_aborts", "sglang_insert_aborts"),
+        ("quarantine", "sglang_insert_quarantine"),
+    ):
+        engine.execute(f"INSERT INTO {table} {queries.load(query)}", **ids)
+    loaded, quarantined = engine.rows(queries.load("sglang_counts"))[0]
+    read = loaded + quarantined
+    note = f"lines={lines} other={lines - read}"
+    if server_role is None:
+        note += " role=unknown (give --role)"
+    engine.run(
+        "sglang_record_input",
+        path=str(path),
+        sha256=digest,
+        bytes=size,
+        rows_read=read,
+        rows_loaded=loaded,
+        quarantined=quarantined,
+        note=note,
+    )
+    engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
+    return stats_cls(str(path), digest, size, read, loaded, 0, quarantined, "sglang", note)
