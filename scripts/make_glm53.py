@@ -1,0 +1,13 @@
+"""Regenerate the bundled GLM-5.3 case under sample_logs/glm53/ (deterministic, seed 53).
+
+Usage: .venv/bin/python scripts/make_glm53.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from forensics.sample import BUNDLED_DIR, write_bundled
+
+if __name__ == "__main__":
+    print(write_bundled(sys.argv[1] if len(sys.argv) > 1 else BUNDLED_DIR).render())
