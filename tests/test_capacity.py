@@ -1,0 +1,125 @@
+"""`forensics capacity`: the timeline from engine logs, its TOML, and pre-flight findings."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from forensics import capacity
+from forensics.case import Capacity, load_case
+from forensics.cli import app
+from forensics.errors import InputError
+
+LOGS = Path(__file__).parent / "fixtures" / "sglang"
+PREFILL, DECODE = str(LOGS / "prefill-0.log"), str(LOGS / "decode-0.log")
+
+CASE_HEAD = """name = "t"
+models = ["m"]
+context_window = 1048576
+[window]
+start = "2026-08-27T00:00:00Z"
+end = "2026-09-10T00:00:00Z"
+
+"""
+
+
+def test_derive_gives_one_entry_per_server_start(tmp_path):
+    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb")
+    got = [(e["role"], e["node"], e["tokens"], e["start"], e["end"]) for e in result.entries]
+    assert got == [
+        ("prefill", "prefill-0", 681280, "2026-08-27T00:00:30Z", "2026-09-09T14:52:00Z"),
+        ("prefill", "prefill-0", 2040000, "2026-09-09T14:52:00Z", None),
+        ("decode", "decode-0", 1500000, "2026-08-27T00:00:40Z", None),
+    ]
+
+
+def test_toml_entries_load_into_a_case_file(tmp_path):
+    out = tmp_path / "capacity.toml"
+    capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb", out=out)
+    case_file = tmp_path / "incident.toml"
+    case_file.write_text(CASE_HEAD + out.read_text(encoding="utf-8"), encoding="utf-8")
+    case = load_case(case_file)
+    assert case.capacity == (
+        Capacity(
+            "prefill",
+            "prefill-0",
+            681280,
+            datetime(2026, 8, 27, 0, 0, 30, tzinfo=UTC),
+            datetime(2026, 9, 9, 14, 52, tzinfo=UTC),
+        ),
+        Capacity("prefill", "prefill-0", 2040000, datetime(2026, 9, 9, 14, 52, tzinfo=UTC)),
+        Capacity("decode", "decode-0", 1500000, datetime(2026, 8, 27, 0, 0, 40, tzinfo=UTC)),
+    )
+
+
+def test_node_with_glob_characters_is_written_as_an_exact_match():
+    assert capacity._glob_literal("pf[1]*") == "pf[[]1][*]"
+
+
+def test_preflight_uses_logged_context_len_without_option(tmp_path):
+    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb")
+    assert result.preflight == [
+        {
+            "node": "prefill-0",
+            "role": "prefill",
+            "tokens": 681280,
+            "context_window": 1048576,
+            "danger_band": {"from": 681281, "to": 1048576},
+            "start": "2026-08-27T00:00:30Z",
+            "end": "2026-09-09T14:52:00Z",
+        }
+    ]
+
+
+def test_preflight_option_window_flags_every_smaller_pool(tmp_path):
+    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb", context_window=2000000)
+    got = [(f["node"], f["tokens"], f["danger_band"]["from"]) for f in result.preflight]
+    assert got == [("prefill-0", 681280, 681281), ("decode-0", 1500000, 1500001)]
+
+
+def test_logs_without_capacity_lines_are_refused(tmp_path):
+    log = tmp_path / "empty.log"
+    log.write_text("[2026-08-27 00:00:00 TP0] hello\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no capacity line"):
+        capacity.derive([str(log)], tmp_path / "c.duckdb", role="prefill")
+
+
+def test_node_without_role_is_refused(tmp_path):
+    log = tmp_path / "n.log"
+    log.write_text(
+        "[2026-08-27 00:00:00 TP0] KV Cache is allocated. #tokens: 10, KV size: 1.00 GB\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match="cannot tell the role"):
+        capacity.derive([str(log)], tmp_path / "c.duckdb")
+
+
+def test_cli_prints_timeline_and_preflight_and_writes_toml(tmp_path, runner):
+    out = tmp_path / "cap.toml"
+    res = runner.invoke(
+        app,
+        [
+            "capacity",
+            PREFILL,
+            DECODE,
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--out",
+            str(out),
+            "--context-window",
+            "1048576",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "prefill  prefill-0  681280   1048576      2026-08-27T00:00:30Z" in res.output
+    assert "pre-flight: 1 span(s) with pool < context window" in res.output
+    assert "prompts of 681281..1048576 tokens" in res.output
+    assert out.read_text(encoding="utf-8").count("[[capacity]]") == 3
+
+
+def test_cli_missing_log_is_one_line_error(tmp_path, runner):
+    res = runner.invoke(app, ["capacity", str(tmp_path / "nope.log"), "--db", str(tmp_path / "c")])
+    assert res.exit_code == 2
+    assert "no such log file" in res.output

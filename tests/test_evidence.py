@@ -1,0 +1,158 @@
+"""Engine evidence: the bug's signature from prefill/decode logs, reconciled with bands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics import evidence, schema, sglang
+from forensics.case import load_case
+from forensics.engine import Engine
+
+LOGS = Path(__file__).parent / "fixtures" / "sglang"
+
+# gateway requests: (request_id, bootstrap_room or None, prompt_tokens, band)
+GATEWAY = [
+    ("g-1", 1001, 200000, "fits"),
+    ("g-2", 1002, 700000, "exposed"),  # prefill abort + decode 250 tokens: matched
+    ("g-3", 1003, 750000, "exposed"),  # prefill input_len=1 (old spelling) + decode: matched
+    ("g-4", 1004, 800000, "exposed"),  # prefill abort, decode output_len=0: not the signature
+    ("g-5", 1005, 900000, "fits"),  # after the restart (pool 2040000)
+    ("g-6", 1006, 690000, "exposed"),  # decode leg only
+    ("g-7", 1007, 690000, "excluded"),  # signature, but the account is excluded
+    ("g-8", None, 700000, "exposed"),  # gateway kept no bootstrap_room
+    ("g-9", 1009, 700000, "exposed"),  # no engine line at all
+]
+
+
+@pytest.fixture
+def case(tmp_path):
+    p = tmp_path / "incident.toml"
+    p.write_text(
+        'name = "t"\nmodels = ["m"]\ncontext_window = 1048576\n[window]\n'
+        'start = "2026-08-27T00:00:00Z"\nend = "2026-09-10T00:00:00Z"\n',
+        encoding="utf-8",
+    )
+    return load_case(p)
+
+
+def _gateway(engine: Engine) -> None:
+    engine.execute(schema.REQUESTS_DDL)
+    engine.execute("CREATE TABLE bands (request_id VARCHAR, prompt_tokens BIGINT, band VARCHAR)")
+    for i, (rid, room, tokens, band) in enumerate(GATEWAY, start=1):
+        extra = json.dumps({"bootstrap_room": str(room)} if room is not None else {})
+        engine.execute(
+            "INSERT INTO requests (request_id, ts, account_id, model, prompt_tokens, source, "
+            "source_row, extra) VALUES ($rid, TIMESTAMPTZ '2026-08-27 01:00:00+00', 'a', 'm', "
+            "$tokens, 'gw', $row, $extra)",
+            rid=rid,
+            tokens=tokens,
+            row=i,
+            extra=extra,
+        )
+        engine.execute(
+            "INSERT INTO bands VALUES ($rid, $tokens, $band)", rid=rid, tokens=tokens, band=band
+        )
+
+
+@pytest.fixture
+def engine():
+    e = Engine()
+    sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
+    _gateway(e)
+    return e
+
+
+def test_no_engine_tables_means_no_evidence(case):
+    assert evidence.engine_evidence(Engine(), case) is None
+
+
+def test_signature_is_prefill_rejection_plus_normal_decode(engine, case):
+    result = evidence.engine_evidence(engine, case)
+    assert result["engine_confirmed"] == 3
+    assert engine.rows(
+        "SELECT bootstrap_room, prefill_rid, requested_tokens, decode_rid, output_len "
+        "FROM engine_signature ORDER BY bootstrap_room"
+    ) == [
+        (1002, "p-bbb", 700000, "d-bbb", 250),
+        (1003, "p-ccc", None, "d-ccc", 120),
+        (1007, "p-ggg", 690000, "d-ggg", 40),
+    ]
+
+
+def test_reconciliation_counts_and_reasons(engine, case):
+    rec = evidence.engine_evidence(engine, case)["engine_reconciliation"]
+    assert rec["matched"] == {"count": 2}
+    assert rec["gateway_only"] == {
+        "count": 4,
+        "reasons": {
+            "engine legs present but not the signature (prefill not rejected for capacity, "
+            "or decode did not finish normally)": {
+                "count": 1,
+                "request_ids": ["g-4"],
+                "bootstrap_rooms": ["1004"],
+            },
+            "gateway record has no bootstrap_room": {
+                "count": 1,
+                "request_ids": ["g-8"],
+                "bootstrap_rooms": [],
+            },
+            "no engine log line for this bootstrap_room": {
+                "count": 1,
+                "request_ids": ["g-9"],
+                "bootstrap_rooms": ["1009"],
+            },
+            "no prefill leg in the engine logs": {
+                "count": 1,
+                "request_ids": ["g-6"],
+                "bootstrap_rooms": ["1006"],
+            },
+        },
+    }
+    assert rec["engine_only"] == {
+        "count": 1,
+        "reasons": {
+            "gateway band excluded": {
+                "count": 1,
+                "request_ids": ["g-7"],
+                "bootstrap_rooms": ["1007"],
+            },
+        },
+    }
+
+
+def test_engine_only_without_gateway_request(engine, case):
+    engine.execute("DELETE FROM requests WHERE request_id = 'g-7'")
+    engine.execute("DELETE FROM bands WHERE request_id = 'g-7'")
+    rec = evidence.engine_evidence(engine, case)["engine_reconciliation"]
+    assert rec["engine_only"]["reasons"] == {
+        "no gateway request with this bootstrap_room": {
+            "count": 1,
+            "request_ids": [],
+            "bootstrap_rooms": ["1007"],
+        },
+    }
+
+
+def test_preflight_lists_pools_smaller_than_the_case_window(engine, case):
+    result = evidence.engine_evidence(engine, case)
+    assert result["preflight"] == [
+        {
+            "node": "prefill-0",
+            "role": "prefill",
+            "tokens": 681280,
+            "context_window": 1048576,
+            "danger_band": {"from": 681281, "to": 1048576},
+            "start": "2026-08-27T00:00:30Z",
+            "end": "2026-09-09T14:52:00Z",
+        }
+    ]
+
+
+def test_without_bands_reconciliation_is_none(case):
+    e = Engine()
+    sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
+    result = evidence.engine_evidence(e, case)
+    assert (result["engine_confirmed"], result["engine_reconciliation"]) == (3, None)
