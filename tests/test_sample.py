@@ -1,0 +1,230 @@
+"""The bundled GLM-5.3 case and `forensics sample`: their true figures, recounted here.
+
+Every count below is recounted from the written files with plain Python and Polars,
+independently of the analysis SQL and of the generator's own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tomllib
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from forensics import sample
+from forensics.errors import InputError
+
+BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+
+
+def _records_jsonl(path: Path) -> tuple[list[dict], dict[str, int]]:
+    """Parsed records once each, and the shipper-fault tallies, from a gzip JSONL log."""
+    seen: set[bytes] = set()
+    records, dup, torn, read = [], 0, 0, 0
+    with gzip.open(path, "rb") as f:
+        for line in f:
+            read += 1
+            line = line.rstrip(b"\n")
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                torn += 1
+                continue
+            if line in seen:
+                dup += 1
+                continue
+            seen.add(line)
+            records.append(rec)
+    return records, {"rows_read": read, "duplicates": dup, "quarantined": torn}
+
+
+def _frame(records: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "id": [r["id"] for r in records],
+            "ts": [datetime.fromisoformat(r["timestamp"]) for r in records],
+            "account_id": [r["account"]["id"] for r in records],
+            "model": [r["model"] for r in records],
+            "prompt": [r["usage"]["prompt_tokens"] for r in records],
+            "status": [r["status"] for r in records],
+        },
+        schema_overrides={"ts": pl.Datetime("us", "UTC")},
+    )
+
+
+def _load(case_dir: Path) -> tuple[pl.DataFrame, dict[str, int]]:
+    log = case_dir / "gateway.jsonl.gz"
+    if log.exists():
+        records, faults = _records_jsonl(log)
+        return _frame(records), faults
+    raw = pl.read_parquet(case_dir / "gateway.parquet")
+    frame = raw.select(
+        "id",
+        pl.col("timestamp").str.to_datetime(time_zone="UTC").alias("ts"),
+        pl.col("account").struct.field("id").alias("account_id"),
+        "model",
+        pl.col("usage").struct.field("prompt_tokens").alias("prompt"),
+        "status",
+    )
+    unique = raw.unique(maintain_order=True)
+    faults = {"rows_read": raw.height, "duplicates": raw.height - unique.height, "quarantined": 0}
+    return frame.unique(maintain_order=True), faults
+
+
+def _recount(case_dir: Path) -> dict:
+    """Bands, exposure and exclusions as SPEC.md defines them, from the case's own files."""
+    case = tomllib.loads((case_dir / "incident.toml").read_text())
+    frame, faults = _load(case_dir)
+    excluded: dict[str, str] = {}
+    for ex in case["exclude"]:
+        ids = list(ex.get("accounts", []))
+        if "file" in ex:
+            text = (case_dir / ex["file"]).read_text().splitlines()
+            ids += [x.strip() for x in text if x.strip() and not x.startswith("#")]
+        excluded.update(dict.fromkeys(ids, ex["reason"]))
+    start = datetime.fromisoformat(case["window"]["start"])
+    end = datetime.fromisoformat(case["window"]["end"])
+    (cap,) = [
+        c["tokens"]
+        for c in case["capacity"]
+        if c["role"] == "prefill" and c.get("end") == case["window"]["end"]
+    ]
+    window = case["context_window"]
+    rows = frame.filter(
+        pl.col("model").is_in(case["models"]), pl.col("ts") >= start, pl.col("ts") < end
+    ).with_columns(
+        reason=pl.col("account_id").replace_strict(excluded, default=None, return_dtype=pl.String)
+    )
+    over = (pl.col("prompt") > cap) & (pl.col("prompt") <= window)
+    ok = pl.col("status").is_in(case["success_status"])
+    band = (
+        pl.when(pl.col("prompt") > window)
+        .then(pl.lit("over_context"))
+        .when(pl.col("prompt") <= cap)
+        .then(pl.lit("fits"))
+        .when(over & ok & pl.col("reason").is_null())
+        .then(pl.lit("exposed"))
+        .when(over & ok)
+        .then(pl.lit("excluded"))
+        .otherwise(pl.lit("over_capacity_failed"))
+    )
+    rows = rows.with_columns(band=band)
+    counts = dict(rows.group_by("band").len().iter_rows())
+    exposed = rows.filter(pl.col("band") == "exposed")
+    by_reason = dict(
+        rows.filter(pl.col("band") == "excluded")
+        .group_by("reason")
+        .len()
+        .sort("reason")
+        .iter_rows()
+    )
+    return {
+        "exposure_count": exposed.height,
+        "affected_accounts": exposed["account_id"].n_unique(),
+        "affected_account_ids": sorted(exposed["account_id"].unique().to_list()),
+        "bands": counts,
+        "excluded_by_reason": by_reason,
+        "loaded": frame.height,
+        **faults,
+    }
+
+
+@pytest.fixture(scope="module")
+def bundled() -> dict:
+    return _recount(BUNDLED)
+
+
+def test_bundled_case_has_155_exposed_responses(bundled: dict) -> None:
+    assert bundled["exposure_count"] == 155
+
+
+def test_bundled_case_excludes_operator_tests_and_researcher(bundled: dict) -> None:
+    assert bundled["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+
+
+def test_bundled_log_holds_a_few_duplicates_and_torn_lines(bundled: dict) -> None:
+    assert (bundled["duplicates"], bundled["quarantined"]) == (4, 3)
+    assert bundled["loaded"] == 72000
+
+
+def test_bundled_truth_file_matches_the_recount(bundled: dict) -> None:
+    truth = json.loads((BUNDLED / "truth.json").read_text())
+    _assert_truth(truth, bundled)
+
+
+def test_bundled_case_stays_small() -> None:
+    total = sum(p.stat().st_size for p in BUNDLED.iterdir())
+    assert total < 5_000_000
+
+
+def test_bundled_case_regenerates_byte_identical(tmp_path: Path) -> None:
+    sample.write_bundled(tmp_path)
+    for p in BUNDLED.iterdir():
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+def _assert_truth(truth: dict, recount: dict) -> None:
+    assert truth["exposure_count"] == recount["exposure_count"]
+    assert truth["affected_accounts"] == recount["affected_accounts"]
+    assert truth["affected_account_ids"] == recount["affected_account_ids"]
+    assert {k: v for k, v in truth["bands"].items() if v} == recount["bands"]
+    assert truth["excluded_by_reason"] == recount["excluded_by_reason"]
+    assert truth["ingest"] == {
+        "rows_read": recount["rows_read"],
+        "rows_loaded": recount["loaded"],
+        "duplicates": recount["duplicates"],
+        "quarantined": recount["quarantined"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("requests", "seed", "fmt"), [(20_000, 1, "parquet"), (30_000, 7, "jsonl")]
+)
+def test_generated_truth_equals_an_independent_recount(
+    tmp_path: Path, requests: int, seed: int, fmt: str
+) -> None:
+    result = sample.generate(tmp_path, requests=requests, seed=seed, fmt=fmt)
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth == result.truth
+    _assert_truth(truth, _recount(tmp_path))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_generator_is_byte_identical_for_a_seed(tmp_path: Path, fmt: str) -> None:
+    a = sample.generate(tmp_path / "a", requests=8000, seed=3, fmt=fmt)
+    b = sample.generate(tmp_path / "b", requests=8000, seed=3, fmt=fmt)
+    assert [p.name for p in a.files] == [p.name for p in b.files]
+    for pa, pb in zip(a.files, b.files, strict=True):
+        assert pa.read_bytes() == pb.read_bytes(), pa.name
+
+
+def test_generator_output_does_not_depend_on_chunk_size(tmp_path: Path) -> None:
+    a = sample.generate(tmp_path / "a", requests=8000, seed=4, fmt="jsonl", chunk_rows=500)
+    b = sample.generate(tmp_path / "b", requests=8000, seed=4, fmt="jsonl")
+    assert gzip.decompress(a.files[0].read_bytes()) == gzip.decompress(b.files[0].read_bytes())
+
+
+def test_generator_scales_the_exposure_with_size(tmp_path: Path) -> None:
+    result = sample.generate(tmp_path, requests=36_000, seed=2, fmt="parquet")
+    assert result.truth["exposure_count"] == 78  # round(155 * 36000 / 72000)
+
+
+def test_generator_refuses_an_unknown_format(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown format"):
+        sample.generate(tmp_path, requests=8000, seed=1, fmt="xml")
+
+
+def test_sample_command_prints_the_true_count(tmp_path: Path, runner) -> None:
+    from forensics.cli import app
+
+    res = runner.invoke(
+        app, ["sample", "--out", str(tmp_path), "--requests", "10000", "--seed", "5"]
+    )
+    assert res.exit_code == 0, res.output
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert f"exposure_count: {truth['exposure_count']}" in res.output
+    assert (tmp_path / "gateway.parquet").exists()
