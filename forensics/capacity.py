@@ -147,7 +147,9 @@ def derive(
     role: str | None = None,
 ) -> CapacityResult:
     """Ingest SGLang logs into `db`; the capacity timeline, pre-flight findings, TOML to `out`."""
-    files = sglang.expand(logs)
+    from .ingest import resolve_inputs  # late: ingest dispatches to forensics.sglang
+
+    files = resolve_inputs(logs)
     with Engine(db) as engine:
         inputs = sglang.ingest_logs(engine, files, node=node, role=role)
         entries = timeline(engine)

@@ -26,7 +26,6 @@ Inputs are keyed on sha256: a file already in `inputs` is not read again.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,26 +80,6 @@ def node_from_path(path: Path) -> str:
                 name = name[: -len(suffix)]
                 changed = True
     return name
-
-
-def expand(logs: list[str] | list[Path]) -> list[Path]:
-    """Files named by `logs` (files, globs, folders), sorted, each once; InputError if none."""
-    found: dict[Path, None] = {}
-    for item in logs:
-        p = Path(item)
-        if p.is_dir():
-            matches = sorted(q for q in p.rglob("*") if q.is_file())
-        elif p.is_file():
-            matches = [p]
-        else:
-            matches = sorted(Path(m) for m in glob.glob(str(item)) if Path(m).is_file())
-        if not matches:
-            raise InputError(
-                "no such log file", where=str(item), fix="give a file, a glob or a folder"
-            )
-        for m in matches:
-            found.setdefault(m, None)
-    return list(found)
 
 
 def ensure_tables(engine: Engine) -> None:

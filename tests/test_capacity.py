@@ -122,4 +122,4 @@ def test_cli_prints_timeline_and_preflight_and_writes_toml(tmp_path, runner):
 def test_cli_missing_log_is_one_line_error(tmp_path, runner):
     res = runner.invoke(app, ["capacity", str(tmp_path / "nope.log"), "--db", str(tmp_path / "c")])
     assert res.exit_code == 2
-    assert "no such log file" in res.output
+    assert "file not found" in res.output
