@@ -1,0 +1,700 @@
+"""Lossless ingest of request logs into a case database (SPEC.md "Ingest rules").
+
+Every input record is loaded, counted as a duplicate, or quarantined with its reason:
+rows_read = rows_loaded + duplicates + quarantined, per input and in total. The work is
+DuckDB-native (no per-record Python); Python only resolves paths, hashes inputs and checks
+compressed streams. All inputs of one call are committed in one transaction: a bad input
+leaves the database unchanged.
+
+Duplicates: the first occurrence (lowest line/row) of a request_id is loaded; later records
+with the same content (every loaded column but provenance) are duplicates, later ones with
+different content are quarantined as `conflicting duplicate`. A request_id already loaded by
+an earlier input makes every record of it a duplicate or a conflict likewise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import zstandard
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+from rich.table import Table
+
+from . import queries, schema
+from .engine import Engine
+from .errors import InputError
+from .mapping import Mapping, Source, load_mapping, profile
+
+LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never occurs in JSON text: read each line whole
+MAX_LINE_SIZE = 256 * 1024 * 1024
+RAW_LIMIT = 2048
+_CHUNK = 1 << 20
+_KNOWN = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".log": "sglang",
+    ".txt": "sglang",
+}
+_COMPRESSED = {".gz": "gzip", ".zst": "zstd"}
+
+
+@dataclass
+class InputStats:
+    """The accounting of one input file (one row of `inputs`)."""
+
+    path: str
+    sha256: str
+    bytes: int
+    rows_read: int = 0
+    rows_loaded: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    format: str = ""
+    note: str | None = None
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did: per-input accounting and warnings (truncation, re-ingest)."""
+
+    inputs: list[InputStats] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        """Sums over inputs: rows_read, rows_loaded, duplicates, quarantined."""
+        keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+        return {k: sum(getattr(s, k) for s in self.inputs) for k in keys}
+
+    def render(self) -> Table:
+        """A Rich table: one row per input, then the totals."""
+        table = Table(title="ingest", show_footer=False)
+        table.add_column("input")
+        for name in ("rows read", "loaded", "duplicates", "quarantined"):
+            table.add_column(name, justify="right")
+        table.add_column("note")
+        for s in self.inputs:
+            table.add_row(
+                s.path,
+                f"{s.rows_read:,}",
+                f"{s.rows_loaded:,}",
+                f"{s.duplicates:,}",
+                f"{s.quarantined:,}",
+                s.note or "",
+            )
+        t = self.totals()
+        table.add_section()
+        table.add_row(
+            "total",
+            f"{t['rows_read']:,}",
+            f"{t['rows_loaded']:,}",
+            f"{t['duplicates']:,}",
+            f"{t['quarantined']:,}",
+            "",
+        )
+        return table
+
+
+def ingest(
+    paths: list[str] | list[Path] | str | Path,
+    db: str | Path,
+    *,
+    mapping: str | Path | None = None,
+    profile: str | None = None,
+    node: str | None = None,
+    role: str | None = None,
+    to_parquet: str | Path | None = None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    progress: bool = False,
+) -> IngestReport:
+    """Ingest `paths` (files, globs, folders) into the case database file `db`."""
+    m = _resolve_mapping(mapping, profile)
+    files = resolve_inputs(paths)
+    with Engine(db, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
+        return ingest_into(
+            engine,
+            files,
+            mapping=m,
+            node=node,
+            role=role,
+            to_parquet=to_parquet,
+            temp_dir=temp_dir,
+            progress=progress,
+        )
+
+
+def ingest_into(
+    engine: Engine,
+    paths: list[str] | list[Path] | str | Path,
+    *,
+    mapping: Mapping | str | Path | None = None,
+    profile: str | None = None,
+    node: str | None = None,
+    role: str | None = None,
+    to_parquet: str | Path | None = None,
+    temp_dir: str | Path | None = None,
+    progress: bool = False,
+) -> IngestReport:
+    """Ingest `paths` into an open Engine; all inputs commit together or not at all."""
+    m = mapping if isinstance(mapping, Mapping) else _resolve_mapping(mapping, profile)
+    files = resolve_inputs(paths)
+    if m.format == "sglang":
+        from . import sglang  # lazy: a separate module owns engine logs
+
+        stats = sglang.ingest_logs(engine, files, node=node, role=role)
+        report = IngestReport(inputs=list(stats))
+        report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
+        return report
+
+    report = IngestReport()
+    scratch = Path(tempfile.mkdtemp(prefix="forensics-ingest-", dir=temp_dir))
+    try:
+        prepared = [_prepare(f, m, scratch) for f in files]
+        for p in prepared:
+            if p.note:
+                report.warnings.append(f"{p.path}: {p.note}")
+        # staging runs outside the transaction: rowids of committed temp tables are the
+        # line order; nothing is written to the database file yet
+        for i, p in enumerate(prepared):
+            if not _already(engine, p, prepared[:i]):
+                p.table = _stage(engine, p, i)
+        with _progress(progress, sum(p.size for p in prepared)) as (bar, task):
+            _transaction(engine, prepared, m, report, bar, task)
+    finally:
+        _drop_scratch(engine)
+        for f in scratch.iterdir():
+            f.unlink()
+        scratch.rmdir()
+    if to_parquet is not None:
+        export_parquet(engine, to_parquet)
+    return report
+
+
+def export_parquet(engine: Engine, out_dir: str | Path) -> Path:
+    """Write `requests` as Parquet under out_dir, hive-partitioned by day (UTC) and model."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = str(out).replace("'", "''")  # a path, not data: COPY TO takes no parameter
+    engine.execute(
+        f"COPY ({queries.load('ingest_parquet_export')}) TO '{target}' "
+        "(FORMAT parquet, PARTITION_BY (day, model), OVERWRITE_OR_IGNORE)"
+    )
+    return out
+
+
+def resolve_inputs(paths: list[str] | list[Path] | str | Path) -> list[Path]:
+    """Files named by paths, globs and folders (folders: their log files, sorted)."""
+    if isinstance(paths, str | Path):
+        paths = [paths]  # type: ignore[assignment]
+    files: list[Path] = []
+    for raw in paths:
+        text = str(raw)
+        p = Path(text)
+        if p.is_file():
+            found = [p]
+        elif p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and _suffix_format(f) is not None)
+            if not found:
+                raise InputError(
+                    "folder holds no log files",
+                    where=text,
+                    fix="point at .jsonl/.ndjson/.csv/.parquet files (plain, .gz or .zst)",
+                )
+        elif glob.has_magic(text):
+            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            if not found:
+                raise InputError("no file matches the pattern", where=text, fix="check the glob")
+        else:
+            raise InputError("file not found", where=text, fix="check the path and try again")
+        for f in found:
+            if f not in files:
+                files.append(f)
+    if not files:
+        raise InputError("no input given", fix="name at least one log file, glob or folder")
+    return files
+
+
+def _resolve_mapping(mapping: str | Path | None, profile_name: str | None) -> Mapping:
+    if mapping is not None and profile_name is not None:
+        raise InputError(
+            "both --mapping and --profile given", fix="pass one of --mapping FILE or --profile"
+        )
+    if mapping is not None:
+        return load_mapping(mapping)
+    if profile_name is not None:
+        return profile(profile_name)
+    raise InputError(
+        "no mapping given",
+        fix="pass --mapping FILE.mapping.toml or --profile canonical|openai|sglang",
+    )
+
+
+# --- preparation: hashing and compressed-stream checks (I/O only) ---
+
+
+@dataclass
+class _Prepared:
+    path: str
+    read_path: str  # what DuckDB reads (a decompressed prefix for a truncated stream)
+    sha256: str
+    size: int
+    fmt: str
+    note: str | None = None
+    table: str | None = None  # the staged temp table of its records
+
+
+def _suffix_format(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
+        suffixes = suffixes[:-1]
+    return _KNOWN.get(suffixes[-1]) if suffixes else None
+
+
+def _compression(path: Path) -> str | None:
+    return _COMPRESSED.get(path.suffix.lower())
+
+
+def _prepare(path: Path, m: Mapping, scratch: Path) -> _Prepared:
+    where = str(path)
+    fmt = m.format or _suffix_format(path)
+    if fmt is None or fmt == "sglang":
+        raise InputError(
+            "cannot tell the input format from the file name",
+            where=where,
+            fix='name it .jsonl/.ndjson/.csv/.parquet (optionally .gz/.zst) or set format = "..."'
+            " in the mapping",
+        )
+    try:
+        size = path.stat().st_size
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                digest.update(chunk)
+    except OSError as e:
+        raise InputError(
+            f"cannot read the file ({e.strerror})", where=where, fix="check the file's permissions"
+        ) from None
+    if size == 0:
+        raise InputError("the file is empty", where=where, fix="check the export; remove it")
+    comp = _compression(path)
+    prepared = _Prepared(where, where, digest.hexdigest(), size, fmt)
+    if comp is None:
+        return prepared
+    if fmt == "parquet":
+        raise InputError(
+            f"Parquet inside {comp} is not supported",
+            where=where,
+            fix="decompress it (Parquet compresses its own pages)",
+        )
+    out_bytes, truncated = _check_stream(path, comp, None)
+    if truncated:
+        target = scratch / f"{prepared.sha256[:16]}.prefix"
+        with target.open("wb") as sink:
+            _check_stream(path, comp, sink)
+        kept = _cut_at_last_newline(target)
+        prepared.read_path = str(target)
+        prepared.note = (
+            f"truncated {comp} stream: loaded the {kept:,} decompressed bytes before the "
+            "break; the partial record at the break was not read"
+        )
+        out_bytes = kept
+    if out_bytes == 0:
+        raise InputError("the file is empty once decompressed", where=where, fix="check the export")
+    return prepared
+
+
+def _check_stream(path: Path, comp: str, sink: Any) -> tuple[int, bool]:
+    """Decompress `path` in chunks: (bytes out, truncated?). Corrupt data -> InputError."""
+    total = 0
+    fed = False  # the current decompressor has taken input since its member began
+    try:
+        with path.open("rb") as fh:
+            dec = _decompressor(comp)
+            chunk = fh.read(_CHUNK)
+            while chunk:
+                data = dec.decompress(chunk)
+                fed = True
+                total += len(data)
+                if sink is not None and data:
+                    sink.write(data)
+                if dec.eof:  # a member/frame ended: the rest may start another
+                    chunk = dec.unused_data or fh.read(_CHUNK)
+                    dec, fed = _decompressor(comp), False
+                else:
+                    chunk = fh.read(_CHUNK)
+            return total, fed
+    except (zlib.error, zstandard.ZstdError, OSError) as e:
+        tool = "gzip -t" if comp == "gzip" else "zstd -t"
+        raise InputError(
+            f"unreadable {comp} data ({e})",
+            where=str(path),
+            fix=f"re-export the file (check it with `{tool}`)",
+        ) from None
+
+
+def _decompressor(comp: str) -> Any:
+    if comp == "gzip":
+        return zlib.decompressobj(wbits=31)
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+def _cut_at_last_newline(path: Path) -> int:
+    """Truncate a file after its last newline; the size kept."""
+    size = path.stat().st_size
+    with path.open("rb+") as fh:
+        pos = size
+        while pos > 0:
+            step = min(_CHUNK, pos)
+            fh.seek(pos - step)
+            block = fh.read(step)
+            idx = block.rfind(b"\n")
+            if idx >= 0:
+                keep = pos - step + idx + 1
+                fh.truncate(keep)
+                return keep
+            pos -= step
+        fh.truncate(0)
+        return 0
+
+
+# --- the transaction ---
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int) -> Any:
+    if not enabled:
+        yield None, None
+        return
+    with Progress(TextColumn("ingest"), BarColumn(), DownloadColumn(), transient=True) as bar:
+        yield bar, bar.add_task("ingest", total=total)
+
+
+def _transaction(
+    engine: Engine,
+    prepared: list[_Prepared],
+    m: Mapping,
+    report: IngestReport,
+    bar: Any,
+    task: Any,
+) -> None:
+    con = engine.con
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for ddl in (schema.REQUESTS_DDL, schema.INPUTS_DDL, schema.QUARANTINE_DDL):
+            con.execute(ddl)
+        engine.run("ingest_macro_time")
+        engine.run("ingest_macro_int")
+        seen: dict[str, str] = {}
+        for p in prepared:
+            report.inputs.append(_one(engine, p, m, seen, report))
+            if bar is not None:
+                bar.advance(task, p.size)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _one(
+    engine: Engine, p: _Prepared, m: Mapping, seen: dict[str, str], report: IngestReport
+) -> InputStats:
+    if p.sha256 in seen or engine.scalar(queries.load("ingest_seen_input"), sha256=p.sha256):
+        prior = engine.rows(
+            "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
+            "WHERE sha256 = $sha256",
+            sha256=p.sha256,
+        )
+        note = "already ingested (same sha256): nothing changed"
+        if p.sha256 in seen:
+            note = f"same content as {seen[p.sha256]} (same sha256): nothing changed"
+        report.warnings.append(f"{p.path}: {note}")
+        counts = prior[0] if prior else (0, 0, 0, 0)
+        return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
+    seen[p.sha256] = p.path
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM "{p.table}"')
+    id_mapped = "request_id" in _map(engine, p, m)
+    _temp(
+        engine,
+        "_ing_typed",
+        "ingest_typed",
+        id_mapped=id_mapped,
+        id_prefix=p.sha256[:16],
+        unit=m.unit,
+        tz=m.timezone,
+        default_status=schema.DEFAULT_STATUS,
+        source=p.path,
+    )
+    _temp(engine, "_ing_out", "ingest_classify")
+    engine.run("ingest_insert_requests")
+    engine.run("ingest_insert_quarantine", raw_limit=RAW_LIMIT)
+    read, loaded, dups, quarantined = engine.rows(queries.load("ingest_counts"))[0]
+    if read == 0:
+        raise InputError(
+            "the file holds no records", where=p.path, fix="check the export; remove it"
+        )
+    stats = InputStats(p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note)
+    engine.run(
+        "ingest_insert_input",
+        path=p.path,
+        sha256=p.sha256,
+        bytes=p.size,
+        rows_read=read,
+        rows_loaded=loaded,
+        duplicates=dups,
+        quarantined=quarantined,
+        format=p.fmt,
+        note=p.note,
+    )
+    return stats
+
+
+def _temp(engine: Engine, table: str, query: str, **params: Any) -> None:
+    sql = queries.load(query)
+    engine.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS {sql}', **params)
+
+
+def _already(engine: Engine, p: _Prepared, earlier: list[_Prepared]) -> bool:
+    """Whether this input's content was ingested before (or is earlier in this call)."""
+    if any(e.sha256 == p.sha256 for e in earlier):
+        return True
+    if not engine.table_exists("inputs"):
+        return False
+    return bool(engine.scalar(queries.load("ingest_seen_input"), sha256=p.sha256))
+
+
+def _stage(engine: Engine, p: _Prepared, i: int) -> str:
+    """Read input i into temp table `_ing_src_i`: __row, __err, __raw, source columns."""
+    try:
+        if p.fmt == "jsonl":
+            engine.con.execute("SET preserve_insertion_order = true")
+            try:
+                _temp(
+                    engine,
+                    "_ing_lines",
+                    "ingest_lines",
+                    path=p.read_path,
+                    delim=LINE_DELIM,
+                    max_line_size=MAX_LINE_SIZE,
+                )
+            finally:
+                engine.con.execute("SET preserve_insertion_order = false")
+            _temp(engine, "_ing_src", "ingest_json_records")
+        elif p.fmt == "csv":
+            engine.con.execute("SET preserve_insertion_order = true")
+            try:
+                _temp(
+                    engine,
+                    "_ing_csv",
+                    "ingest_csv_rows",
+                    path=p.read_path,
+                    max_line_size=MAX_LINE_SIZE,
+                )
+            finally:
+                engine.con.execute("SET preserve_insertion_order = false")
+            _temp(engine, "_ing_csv_rejects", "ingest_csv_rejects")
+            _temp(engine, "_ing_csv_valid", "ingest_csv_records")
+            engine.execute(
+                'CREATE OR REPLACE TEMP TABLE "_ing_src" AS '
+                "SELECT * FROM _ing_csv_valid UNION ALL BY NAME SELECT * FROM _ing_csv_rejects"
+            )
+        else:
+            _temp(engine, "_ing_src", "ingest_parquet_records", path=p.read_path)
+        table = f"_ing_src_{i}"
+        engine.execute(f'DROP TABLE IF EXISTS temp."{table}"')
+        engine.execute(f'ALTER TABLE temp."_ing_src" RENAME TO "{table}"')
+        return table
+    except duckdb.Error as e:
+        raise InputError(
+            f"cannot read as {p.fmt} ({_first_line(e)})",
+            where=p.path,
+            fix="check the file is complete and of the format its name or mapping says",
+        ) from None
+
+
+def _columns(engine: Engine, table: str) -> dict[str, str]:
+    return {
+        name: typ
+        for name, typ in engine.rows(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = $t ORDER BY ordinal_position",
+            t=table,
+        )
+    }
+
+
+def _json_structure(engine: Engine) -> dict[str, Any] | None:
+    engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_json" AS SELECT * FROM _ing_src')
+    text = engine.scalar(queries.load("ingest_json_structure"))
+    return json.loads(text) if text else None
+
+
+def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
+    """Build `_ing_mapped` (__row, __raw, __err, v_<field> as text, extra); the fields used."""
+    params: dict[str, Any] = {}
+    if p.fmt == "jsonl":
+        structure = _json_structure(engine)
+        if structure is not None and any(s.kind == "sql" for s in m.fields.values()) | any(
+            s.kind == "sql" for s in m.extra.values()
+        ):
+            engine.execute(
+                'CREATE OR REPLACE TEMP TABLE "_ing_src2" AS SELECT * EXCLUDE (__rec), '
+                "__rec.* FROM (SELECT *, json_transform(__j, $structure) AS __rec "
+                "FROM _ing_src)",
+                structure=json.dumps(structure),
+            )
+            engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM _ing_src2')
+        columns = _columns(engine, "_ing_src")
+        raw_expr = "coalesce(__raw, CAST(__j AS VARCHAR))"
+    else:
+        structure = None
+        columns = _columns(engine, "_ing_src")
+        source_cols = [c for c in columns if not c.startswith("__")]
+        packed = ", ".join(f"{_ident(c)} := {_ident(c)}" for c in source_cols)
+        raw_expr = f"coalesce(__raw, CAST(to_json(struct_pack({packed})) AS VARCHAR))"
+
+    def expr(key: str, src: Source, as_json: bool) -> str | None:
+        if src.kind == "const":
+            params[f"c_{key}"] = src.value if as_json else str(src.value)
+            return f"${'c_' + key}"
+        if src.kind == "sql":
+            return f"try({src.value})"
+        path = src.value
+        if p.fmt == "jsonl":
+            if structure is None:
+                return "NULL"
+            if not _json_has(structure, path):
+                if src.optional:
+                    return None
+                raise _lacks(m, key, src, p.path, "records have no such field")
+            params[f"p_{key}"] = _json_path(path)
+            fn = "json_extract" if as_json else "json_extract_string"
+            return f"{fn}(__j, $p_{key})"
+        col = _column_ref(path, columns)
+        if col is None:
+            if src.optional:
+                return None
+            raise _lacks(m, key, src, p.path, "no such column")
+        return col
+
+    select = ["__row", f"{raw_expr} AS __raw", "__err"]
+    effective: dict[str, Source] = {}
+    for f in schema.REQUEST_FIELDS:
+        src = m.fields.get(f.name)
+        e = expr(f.name, src, False) if src is not None else None
+        if e is not None and src is not None:
+            effective[f.name] = src
+            select.append(f"NULLIF(trim(CAST({e} AS VARCHAR)), '') AS v_{f.name}")
+        else:
+            select.append(f"NULL::VARCHAR AS v_{f.name}")
+    pairs = []
+    for i, (name, src) in enumerate(sorted(m.extra.items())):
+        e = expr(f"x{i}", src, True)
+        params[f"xk_{i}"] = name
+        pairs.append(f"$xk_{i}, {e}")
+    if pairs:
+        select.append(f"json_object({', '.join(pairs)}) AS extra")
+    elif m.keep_extra_column and "extra" in columns:
+        select.append("TRY_CAST(extra AS JSON) AS extra")
+    else:
+        select.append("NULL::JSON AS extra")
+    sql = f'CREATE OR REPLACE TEMP TABLE "_ing_mapped" AS SELECT {", ".join(select)} FROM _ing_src'
+    _validate_sql(engine, m, p, columns)
+    try:
+        engine.execute(sql, **params)
+    except duckdb.Error as e:
+        raise InputError(
+            f"the mapping cannot be applied ({_first_line(e)})",
+            where=f"{m.origin} on {p.path}",
+            fix="check the sql expressions and paths in [fields]/[extra] against the source",
+        ) from None
+    return effective
+
+
+def _validate_sql(engine: Engine, m: Mapping, p: _Prepared, columns: dict[str, str]) -> None:
+    """Each { sql = ... } must bind against the source's columns."""
+    for section, table in (("fields", m.fields), ("extra", m.extra)):
+        for key, src in table.items():
+            if src.kind != "sql":
+                continue
+            try:
+                engine.con.execute(f"SELECT {src.value} FROM _ing_src LIMIT 0")
+            except duckdb.Error as e:
+                raise InputError(
+                    f"sql of {section}.{key} does not fit {p.path} ({_first_line(e)})",
+                    where=m.where(f"{section}.{key}", src.line),
+                    fix=f"refer only to the source's columns: {', '.join(_visible(columns))}",
+                ) from None
+
+
+def _visible(columns: dict[str, str]) -> list[str]:
+    return [c for c in columns if not c.startswith("__")][:20]
+
+
+def _lacks(m: Mapping, key: str, src: Source, path: str, why: str) -> InputError:
+    return InputError(
+        f"{key} points at {src.value!r}, which {path} lacks ({why})",
+        where=m.where(f"fields.{key}" if not key.startswith("x") else "extra", src.line),
+        fix="map it to a field the source has, or use { const = ... }",
+    )
+
+
+def _json_path(path: str) -> str:
+    return "$" + "".join('."' + part.replace('"', '\\"') + '"' for part in path.split("."))
+
+
+def _json_has(structure: Any, path: str) -> bool:
+    node = structure
+    for part in path.split("."):
+        if isinstance(node, dict):
+            if part not in node:
+                return False
+            node = node[part]
+        else:
+            return node == "JSON"  # mixed types: cannot tell, let records decide
+    return True
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _column_ref(path: str, columns: dict[str, str]) -> str | None:
+    """A column named `path`, else a struct path `a.b` into column a (Parquet structs)."""
+    if path in columns:
+        return _ident(path)
+    head, *rest = path.split(".")
+    if head in columns and rest and columns[head].upper().startswith("STRUCT"):
+        return ".".join(_ident(x) for x in [head, *rest])
+    return None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _drop_scratch(engine: Engine) -> None:
+    """Drop every temp view and table this module staged (names start with `_ing_`)."""
+    for kind in ("VIEW", "TABLE"):
+        source = "duckdb_views()" if kind == "VIEW" else "duckdb_tables()"
+        names = engine.rows(
+            f"SELECT {'view_name' if kind == 'VIEW' else 'table_name'} FROM {source} "
+            "WHERE temporary AND starts_with("
+            + ("view_name" if kind == "VIEW" else "table_name")
+            + ", '_ing_')"
+        )
+        for (name,) in names:
+            with contextlib.suppress(duckdb.Error):
+                engine.con.execute(f'DROP {kind} IF EXISTS temp."{name}"')

@@ -1,0 +1,48 @@
+-- Canonical typed records of one input (`_ing_mapped`, every mapped value as text) and the
+-- first reason, if any, a record cannot be loaded. Missing status becomes 200.
+WITH typed AS (
+    SELECT
+        __row AS source_row,
+        __raw AS raw,
+        __err,
+        coalesce(v_request_id, CASE WHEN NOT $id_mapped THEN $id_prefix || ':' || __row END)
+            AS request_id,
+        v_request_id,
+        _ing_time(v_ts, $unit, $tz) AS ts,
+        v_ts,
+        v_account_id AS account_id,
+        v_model AS model,
+        _ing_int(v_prompt_tokens) AS prompt_tokens,
+        v_prompt_tokens,
+        _ing_int(v_completion_tokens) AS completion_tokens,
+        v_completion_tokens,
+        TRY_CAST(_ing_int(v_status) AS INTEGER) AS status,
+        v_status,
+        v_prefill_node AS prefill_node,
+        v_decode_node AS decode_node,
+        _ing_time(v_ts_end, $unit, $tz) AS ts_end,
+        v_ts_end,
+        extra
+    FROM _ing_mapped
+)
+SELECT
+    request_id, ts, account_id, model, prompt_tokens, completion_tokens,
+    coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
+    $source AS source, source_row, extra, raw,
+    CASE
+        WHEN __err IS NOT NULL THEN __err
+        WHEN request_id IS NULL THEN 'missing required field request_id'
+        WHEN v_ts IS NULL THEN 'missing required field ts'
+        WHEN account_id IS NULL THEN 'missing required field account_id'
+        WHEN model IS NULL THEN 'missing required field model'
+        WHEN v_prompt_tokens IS NULL THEN 'missing required field prompt_tokens'
+        WHEN prompt_tokens IS NULL THEN 'non-numeric token count prompt_tokens'
+        WHEN prompt_tokens < 0 THEN 'negative token count prompt_tokens'
+        WHEN v_completion_tokens IS NOT NULL AND completion_tokens IS NULL
+            THEN 'non-numeric token count completion_tokens'
+        WHEN completion_tokens < 0 THEN 'negative token count completion_tokens'
+        WHEN ts IS NULL THEN 'unparsable time ts'
+        WHEN v_ts_end IS NOT NULL AND ts_end IS NULL THEN 'unparsable time ts_end'
+        WHEN v_status IS NOT NULL AND status IS NULL THEN 'non-numeric status'
+    END AS reason
+FROM typed
