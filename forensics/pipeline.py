@@ -1,0 +1,282 @@
+"""The end-to-end steps behind the commands: analyze, notify, report, run, demo.
+
+Each step opens the case database, does its work through `forensics.engine.Engine`, writes
+its outputs into the `out` folder and returns what the CLI prints. Outputs are
+deterministic: re-running into the same folder gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import exposure, owners
+from . import notify as notify_mod
+from .case import Case, load_case
+from .engine import Engine
+from .errors import AnalysisError, ForensicsError, InputError
+from .notify import NotifyResult
+from .summary import build_summary, write_summary
+
+DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
+CASE_DB = "case.duckdb"
+
+
+@dataclass
+class AnalysisResult:
+    """What one analysis produced: the summary dict, the files written, warnings."""
+
+    summary: dict[str, Any]
+    paths: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    out: Path | None = None
+
+
+@contextlib.contextmanager
+def open_engine(
+    db: Path,
+    engine: str = "duckdb",
+    *,
+    spark_master: str | None = None,
+    memory_limit: str | None = None,
+    temp_dir: Path | None = None,
+    must_exist: bool = True,
+) -> Iterator[Engine]:
+    """The SQL engine on the case database `db` (only DuckDB for now)."""
+    if engine != "duckdb":
+        if engine == "spark":
+            raise ForensicsError(
+                "the spark engine is not available in this build",
+                where="--engine spark",
+                fix="use --engine duckdb (the default)",
+            )
+        raise ForensicsError(f"unknown engine {engine!r}", fix="use --engine duckdb or spark")
+    if must_exist and not Path(db).is_file():
+        raise InputError(
+            "case database not found",
+            where=str(db),
+            fix="load logs first: forensics ingest LOG... --db DB (or use forensics run)",
+        )
+    eng = Engine(db, memory_limit=memory_limit, temp_dir=temp_dir)
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
+    """Bands, data owners, classification on an open engine; writes summary + exposed CSV."""
+    exposure.compute_bands(eng, case, exclusions)
+    attribution = owners.attribute(eng, case)
+    warnings: list[str] = []
+    classification = _classify(eng, case, exclusions, warnings)
+    evidence = _evidence(eng, case)
+    summary = build_summary(
+        eng,
+        case,
+        exclusions=exclusions,
+        owners=attribution,
+        classification=classification,
+        evidence=evidence,
+    )
+    if attribution.reason:
+        warnings.append(f"data owners {attribution.status}: {attribution.reason}")
+    if summary["bands"]["unknown_capacity"]:
+        warnings.append(
+            f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
+            "(band unknown_capacity): add entries for their prefill nodes and times"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [
+        write_summary(summary, out / "summary.json"),
+        exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
+    ]
+    return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
+
+
+def analyze(
+    case_path: str | Path,
+    db: str | Path,
+    out: str | Path,
+    exclusions: bool = True,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+) -> AnalysisResult:
+    """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
+    case = load_case(case_path)
+    with open_engine(
+        Path(db),
+        engine,
+        spark_master=spark_master,
+        memory_limit=memory_limit,
+        temp_dir=Path(temp_dir) if temp_dir else None,
+    ) as eng:
+        return analyze_engine(eng, case, Path(out), exclusions)
+
+
+def notify(
+    case_path: str | Path,
+    db: str | Path,
+    out: str | Path,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
+) -> NotifyResult:
+    """`forensics notify`: the lists under out/notify/ (needs a prior analyze)."""
+    case = load_case(case_path)
+    with open_engine(Path(db), engine, spark_master=spark_master) as eng:
+        return notify_mod.write_lists(eng, case, Path(out))
+
+
+def report(
+    case_path: str | Path,
+    db: str | Path,
+    out: str | Path,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
+) -> list[Path]:
+    """`forensics report`: report.html and the timeline charts (needs a prior analyze)."""
+    case = load_case(case_path)
+    out = Path(out)
+    summary_path = out / "summary.json"
+    if not summary_path.is_file():
+        raise AnalysisError(
+            "no summary.json in the output folder",
+            where=str(summary_path),
+            fix="run forensics analyze with the same --out first",
+        )
+    import json
+
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    with open_engine(Path(db), engine, spark_master=spark_master) as eng:
+        return _render(eng, case, summary, out)
+
+
+def run(
+    case_path: str | Path,
+    out: str | Path,
+    exclusions: bool = True,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    progress: bool = False,
+) -> AnalysisResult:
+    """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
+    analyze, notify and report into `out`."""
+    case = load_case(case_path)
+    if not case.sources:
+        raise ForensicsError(
+            "the case file names no [[source]] to ingest",
+            where=str(case.path),
+            fix='add [[source]] entries (path plus mapping or profile = "canonical")',
+        )
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / CASE_DB
+    for stale in (db, db.with_name(db.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    from . import ingest as ingest_mod
+
+    with open_engine(
+        db,
+        engine,
+        spark_master=spark_master,
+        memory_limit=memory_limit,
+        temp_dir=Path(temp_dir) if temp_dir else None,
+        must_exist=False,
+    ) as eng:
+        warnings: list[str] = []
+        for source in case.sources:
+            report_ = ingest_mod.ingest_into(
+                eng,
+                [source.path],
+                mapping=source.mapping,
+                profile=source.profile,
+                node=source.node,
+                role=source.role,
+                progress=progress,
+            )
+            warnings.extend(report_.warnings)
+        result = analyze_engine(eng, case, out, exclusions)
+        result.warnings[:0] = warnings
+        lists = notify_mod.write_lists(eng, case, out)
+        result.paths.extend(lists.paths)
+        result.warnings.extend(lists.warnings)
+        result.paths.extend(_render(eng, case, result.summary, out))
+    result.paths.insert(0, db)
+    return result
+
+
+def demo(out: str | Path = "forensics-demo", progress: bool = False) -> AnalysisResult:
+    """`forensics demo`: `run` on the bundled GLM-5.3 case."""
+    return run(demo_case(), out, progress=progress)
+
+
+def demo_case() -> Path:
+    """The bundled case file: beside the installed package, or in the repo's sample_logs/."""
+    here = Path(__file__).resolve().parent
+    for base in (here, here.parent):
+        candidate = base / DEMO_CASE
+        if candidate.is_file():
+            return candidate
+    raise InputError(
+        "the bundled demo case is missing",
+        where=str(here.parent / DEMO_CASE),
+        fix="reinstall kv-forensics, or run forensics run CASE.toml --out DIR on your own case",
+    )
+
+
+def headline(result: AnalysisResult) -> str:
+    """The figures a responder reads first, as a few plain lines."""
+    s = result.summary
+    excluded = s.get("excluded_by_reason") or {}
+    excluded_text = ", ".join(f"{reason} {n}" for reason, n in sorted(excluded.items())) or "none"
+    owners_info = s.get("data_owners") or {}
+    owners_text = (
+        f"{owners_info.get('accounts', 0)} account(s), {owners_info.get('requests', 0)} "
+        f"request(s) ({owners_info.get('policy')}, {owners_info.get('status')})"
+    )
+    lines = [
+        f"{s.get('name')}",
+        f"exposed responses: {s.get('exposure_count')}",
+        f"affected accounts: {s.get('affected_accounts')}",
+        f"excluded (by reason): {excluded_text}",
+        f"data owners: {owners_text}",
+        f"verdict: {s.get('verdict')}"
+        + (f" (flagged: {', '.join(s['flagged_accounts'])})" if s.get("flagged_accounts") else ""),
+    ]
+    if result.out is not None:
+        lines.append(f"outputs: {result.out}")
+    return "\n".join(lines)
+
+
+def _classify(
+    eng: Engine, case: Case, exclusions: bool, warnings: list[str]
+) -> dict[str, Any] | None:
+    try:
+        from . import classify as classify_mod
+    except ImportError:
+        warnings.append("usage classification is not available in this build")
+        return None
+    return classify_mod.classify(eng, case, exclusions).to_summary()
+
+
+def _evidence(eng: Engine, case: Case) -> dict[str, Any] | None:
+    try:
+        from . import evidence as evidence_mod
+    except ImportError:
+        return None
+    return evidence_mod.engine_evidence(eng, case)
+
+
+def _render(eng: Engine, case: Case, summary: dict[str, Any], out: Path) -> list[Path]:
+    try:
+        from . import report as report_mod
+    except ImportError:
+        return []
+    return list(report_mod.render_report(eng, case, summary, out))

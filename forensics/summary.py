@@ -1,0 +1,115 @@
+"""summary.json: every figure of one analysis, JSON-ready and deterministic.
+
+`build_summary` reads `bands`, `inputs` and the results of attribution and classification
+and returns a dict holding at least every key SPEC.md lists for summary.json. Times are
+ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give equal bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import exposure
+from .case import Case
+from .engine import Engine
+from .outputs import iso_z, write_json
+from .owners import OwnersResult
+
+INGEST_KEYS = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+NO_CLASSIFICATION = "insufficient_data"
+
+
+def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
+    """The case file's settings as analysed (paths relative to the case folder)."""
+    return {
+        "name": case.name,
+        "case_file": case.path.name,
+        "models": list(case.models),
+        "context_window": case.context_window,
+        "success_status": list(case.success_status),
+        "window": {"start": iso_z(case.window_start), "end": iso_z(case.window_end)},
+        "capacity": [
+            {
+                "role": c.role,
+                "nodes": c.nodes,
+                "tokens": c.tokens,
+                "start": iso_z(c.start),
+                "end": iso_z(c.end),
+            }
+            for c in case.capacity
+        ],
+        "exclusions": {
+            "applied": exclusions,
+            "entries": [
+                {
+                    "reason": ex.reason,
+                    "accounts": sorted(ex.accounts),
+                    "file": _relative(ex.file, case.folder),
+                }
+                for ex in case.exclusions
+            ],
+        },
+        "baseline": {"min_prompt_tokens": case.baseline.min_prompt_tokens},
+        "attribution": {
+            "policy": case.attribution.policy,
+            "lookback_seconds": int(case.attribution.lookback.total_seconds()),
+        },
+    }
+
+
+def ingest_figures(engine: Engine) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """(ingest totals, the `inputs` table as rows sorted by path); zeros when no inputs."""
+    if not engine.table_exists("inputs"):
+        return dict.fromkeys(INGEST_KEYS, 0), []
+    rows = engine.frame("summary_inputs").to_dicts()
+    totals = {k: int(sum(int(r.get(k) or 0) for r in rows)) for k in INGEST_KEYS}
+    return totals, rows
+
+
+def build_summary(
+    engine: Engine,
+    case: Case,
+    *,
+    exclusions: bool = True,
+    owners: OwnersResult | None = None,
+    classification: dict[str, Any] | None = None,
+    evidence: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Every key of SPEC.md's summary.json, from `bands`, `inputs` and the given results.
+
+    `classification` is `Classification.to_summary()` (verdict `insufficient_data` and no
+    flagged accounts without it); `evidence` holds engine-log keys (preflight, ...) if any.
+    """
+    count, affected = exposure.totals(engine)
+    ingest, inputs = ingest_figures(engine)
+    summary: dict[str, Any] = {
+        **case_config(case, exclusions),
+        "exposure_count": count,
+        "affected_accounts": affected,
+        "excluded_by_reason": exposure.excluded_by_reason(engine, case, exclusions),
+        "bands": exposure.band_counts(engine),
+        "verdict": (classification or {}).get("verdict", NO_CLASSIFICATION),
+        "flagged_accounts": sorted((classification or {}).get("flagged_accounts", [])),
+        "classification": classification,
+        "ingest": ingest,
+        "inputs": inputs,
+        "data_owners": owners.to_summary() if owners is not None else None,
+    }
+    if evidence:
+        summary.update(evidence)
+    return summary
+
+
+def write_summary(summary: dict[str, Any], path: Path) -> Path:
+    """Write summary.json (sorted keys, indent 2, trailing newline)."""
+    return write_json(summary, path)
+
+
+def _relative(path: Path | None, folder: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return path.name

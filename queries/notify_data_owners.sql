@@ -1,0 +1,19 @@
+-- notify/data_owners.csv: one row per data-owner account: its requests at risk, the exposed
+-- responses that could have read them, the first and last end time of those requests, then
+-- its contact columns.
+WITH per_account AS (
+    SELECT
+        owner_account_id AS account_id,
+        count(DISTINCT owner_request_id) AS requests_at_risk,
+        count(DISTINCT exposed_request_id) AS exposures,
+        regexp_replace(strftime(timezone('UTC', min(owner_end_ts)), '%Y-%m-%dT%H:%M:%S.%f'),
+                       '\.000000$', '') || 'Z' AS first_at,
+        regexp_replace(strftime(timezone('UTC', max(owner_end_ts)), '%Y-%m-%dT%H:%M:%S.%f'),
+                       '\.000000$', '') || 'Z' AS last_at
+    FROM data_owners
+    GROUP BY owner_account_id
+)
+SELECT *
+FROM per_account
+LEFT JOIN case_accounts USING (account_id)
+ORDER BY account_id

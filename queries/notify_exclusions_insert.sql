@@ -1,0 +1,1 @@
+INSERT INTO notify_exclusions VALUES ($account_id, $reason)

@@ -1,0 +1,22 @@
+-- The exposed requests to attribute, with the decode pool capacity in force for their decode
+-- node at their ts (first [[capacity]] entry with role decode whose glob matches the node and
+-- whose [start, end) holds ts; NULL when none, or when the request has no decode node).
+WITH first_match AS (
+    SELECT e.request_id, min(c.ordinal) AS ordinal
+    FROM exposed AS e
+    JOIN case_capacity AS c
+      ON c.role = 'decode'
+     AND (c.nodes = '*' OR e.decode_node GLOB c.nodes)
+     AND e.ts >= c.start_ts
+     AND (c.end_ts IS NULL OR e.ts < c.end_ts)
+    GROUP BY e.request_id
+)
+SELECT
+    e.request_id AS exposed_request_id,
+    e.account_id AS exposed_account_id,
+    e.ts AS exposed_ts,
+    e.decode_node,
+    CAST(c.tokens AS BIGINT) AS decode_capacity
+FROM exposed AS e
+LEFT JOIN first_match AS f ON f.request_id = e.request_id
+LEFT JOIN case_capacity AS c ON c.ordinal = f.ordinal

@@ -1,0 +1,101 @@
+"""The notification lists on the hand-built fixture case (derivation: case_small/README.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from case_small_db import case_small, engine_with_requests
+
+from forensics import exposure, notify, owners
+from forensics.errors import AnalysisError, InputError
+
+
+@pytest.fixture
+def engine():
+    eng = engine_with_requests()
+    yield eng
+    eng.close()
+
+
+def _lists(engine, tmp_path, case=None):
+    case = case or case_small()
+    exposure.compute_bands(engine, case)
+    owners.attribute(engine, case)
+    return notify.write_lists(engine, case, tmp_path)
+
+
+def test_recipients_rows_carry_contacts_and_keep_a_missing_account(engine, tmp_path):
+    _lists(engine, tmp_path)
+    assert (tmp_path / "notify" / "recipients.csv").read_text() == (
+        "account_id,responses,first_exposed_at,last_exposed_at,request_ids,name,email\n"
+        "acct-alice,2,2026-09-01T08:10:00Z,2026-09-01T11:59:59Z,r02;r16,Alice Ltd,"
+        "alice@example.com\n"
+        'acct-bob,3,2026-09-01T08:20:00Z,2026-09-01T13:00:00Z,r03;r04;r17,"Bob, Inc.",'
+        "bob@example.com\n"
+        "acct-carol,1,2026-09-01T13:20:00Z,2026-09-01T13:20:00Z,r19,Carol GmbH,"
+        "carol@example.com\n"
+        "acct-erin,2,2026-09-01T10:00:00Z,2026-09-01T13:40:00Z,r13;r21,,\n"
+    )
+
+
+def test_missing_affected_account_is_warned_about(engine, tmp_path):
+    result = _lists(engine, tmp_path)
+    assert result.warnings == [
+        "1 affected account(s) not in accounts.csv, listed with empty contacts in "
+        "notify/recipients.csv: acct-erin"
+    ]
+
+
+def test_data_owner_rows_per_account(engine, tmp_path):
+    _lists(engine, tmp_path)
+    assert (tmp_path / "notify" / "data_owners.csv").read_text() == (
+        "account_id,requests_at_risk,exposures,first_at,last_at,name,email\n"
+        "acct-alice,3,2,2026-09-01T08:01:00Z,2026-09-01T12:00:30Z,Alice Ltd,alice@example.com\n"
+        'acct-bob,2,2,2026-09-01T08:22:00Z,2026-09-01T08:31:00Z,"Bob, Inc.",bob@example.com\n'
+        "acct-carol,1,1,2026-09-01T08:25:00Z,2026-09-01T08:25:00Z,Carol GmbH,carol@example.com\n"
+        "acct-dave,1,1,2026-09-01T08:05:00Z,2026-09-01T08:05:00Z,Dave Co,dave@example.com\n"
+        "acct-frank,3,3,2026-09-01T07:00:30Z,2026-09-01T13:10:00Z,Frank SA,frank@example.com\n"
+        "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,Ops QA,qa@example.internal\n"
+    )
+
+
+def test_excluded_lists_every_configured_account_with_its_requests(engine, tmp_path):
+    _lists(engine, tmp_path)
+    assert (tmp_path / "notify" / "excluded.csv").read_text() == (
+        "account_id,reason,requests\n"
+        "acct-qa,internal-test,1\n"
+        "acct-qa2,internal-test,0\n"
+        "acct-res,security-researcher,2\n"
+    )
+
+
+def test_without_accounts_file_lists_have_no_contact_columns(engine, tmp_path):
+    case = dataclasses.replace(case_small(), accounts_path=None)
+    result = _lists(engine, tmp_path, case)
+    header = (tmp_path / "notify" / "recipients.csv").read_text().splitlines()[0]
+    assert header == "account_id,responses,first_exposed_at,last_exposed_at,request_ids"
+    assert result.warnings == [
+        "the case names no [accounts] file: the lists carry no contact columns"
+    ]
+
+
+def test_accounts_file_without_account_id_column_is_refused(engine, tmp_path):
+    bad = tmp_path / "accounts.csv"
+    bad.write_text("id,email\nacct-alice,a@example.com\n")
+    case = dataclasses.replace(case_small(), accounts_path=bad)
+    with pytest.raises(InputError, match="no account_id column"):
+        _lists(engine, tmp_path, case)
+
+
+def test_accounts_file_with_a_duplicate_account_is_refused(engine, tmp_path):
+    bad = tmp_path / "accounts.csv"
+    bad.write_text("account_id,email\nacct-bob,a@example.com\nacct-bob,b@example.com\n")
+    case = dataclasses.replace(case_small(), accounts_path=bad)
+    with pytest.raises(InputError, match="more than once: acct-bob"):
+        _lists(engine, tmp_path, case)
+
+
+def test_notify_before_analyze_is_refused(engine, tmp_path):
+    with pytest.raises(AnalysisError, match="no bands table"):
+        notify.write_lists(engine, case_small(), tmp_path)
