@@ -101,13 +101,14 @@ class Engine:
         return self.con.execute(sql, bind(sql, params)).fetchall()
 
     def scalar(self, sql: str, **params: Any) -> Any:
-        row = self.con.execute(sql, bind(sql, params)).fetchone()
-        return None if row is None else row[0]
+        # fetchall: DuckDB 2 keeps a half-read result open and refuses the next statement
+        rows = self.con.execute(sql, bind(sql, params)).fetchall()
+        return rows[0][0] if rows else None
 
     def table_exists(self, table: str) -> bool:
         return bool(
             self.con.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_name = $t",
                 {"t": table},
-            ).fetchone()[0]  # type: ignore[index]
+            ).fetchall()[0][0]
         )
