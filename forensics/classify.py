@@ -229,9 +229,7 @@ def _timing(profile: pl.DataFrame, kind: str) -> dict[str, Any]:
     }
 
 
-def _holm_testable(
-    rows: list[dict[str, Any]], p: dict[str, float], min_p: dict[str, float]
-) -> tuple[dict[str, float], int]:
+def _holm_testable(p: dict[str, float], min_p: dict[str, float]) -> tuple[dict[str, float], int]:
     """Holm-adjusted p of the accounts whose smallest attainable p is <= ALPHA (Tarone)."""
     testable = sorted(a for a in p if min_p[a] <= ALPHA)
     adjusted = stats.holm([p[a] for a in testable])
@@ -264,7 +262,7 @@ def _volume(rows: list[dict[str, Any]], n_exposed: int, n_baseline: int) -> dict
             continue
         p[r["account_id"]] = stats.hypergeom_greater(r["exposed"], total, n_exposed, n)
         min_p[r["account_id"]] = stats.hypergeom_min_p(total, n_exposed, n)
-    adjusted, tested = _holm_testable(rows, p, min_p)
+    adjusted, tested = _holm_testable(p, min_p)
     for r in rows:
         a = r["account_id"]
         r["p_value"] = p.get(a)
@@ -304,7 +302,7 @@ def _near_capacity(rows: list[dict[str, Any]]) -> dict[str, Any]:
             a = r["account_id"]
             p[a] = stats.hypergeom_greater(r["near_capacity"], total, near, r["over_capacity"])
             min_p[a] = stats.hypergeom_min_p(total, near, r["over_capacity"])
-    adjusted, tested = _holm_testable(rows, p, min_p)
+    adjusted, tested = _holm_testable(p, min_p)
     for r in rows:
         a = r["account_id"]
         if a in adjusted and adjusted[a] < ALPHA:
@@ -353,7 +351,7 @@ def _bursts(rows: list[dict[str, Any]], bursts: pl.DataFrame) -> dict[str, Any]:
         pairs = [(int(x["requests"]), int(x["over_capacity"])) for x in b["pairs"] or []]
         p[a], where = stats.binomial_scan_bound(b["windows"], pairs, share)
         info[a] = (share, where)
-    adjusted, tested = _holm_testable(rows, p, min_p)
+    adjusted, tested = _holm_testable(p, min_p)
     for a, adj in adjusted.items():
         if adj < ALPHA:
             r = by_id[a]
@@ -397,7 +395,7 @@ def _steps(by_id: dict[str, dict[str, Any]], steps: pl.DataFrame) -> dict[str, A
         min_p[a] = stats.increasing_run_min_p(sizes)
         p[a] = stats.increasing_run_bound(run, sizes) if run >= 2 else 1.0
         info[a] = {**s, "sessions": len(sizes), "zone": int(s["zone_requests"])}
-    adjusted, tested = _holm_testable(list(by_id.values()), p, min_p)
+    adjusted, tested = _holm_testable(p, min_p)
     for a, adj in adjusted.items():
         if adj < ALPHA:
             s = info[a]

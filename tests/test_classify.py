@@ -14,6 +14,7 @@ from forensics import stats
 from forensics.case import Baseline, Case
 from forensics.classify import classify
 from forensics.engine import Engine
+from forensics.errors import AnalysisError
 
 CAP = 681_280
 WINDOW = 1_048_576
@@ -282,6 +283,11 @@ def test_too_few_exposed_requests_is_insufficient_data():
     assert tables["classification_accounts"]["account_id"].to_list() == ["acct-a"]
 
 
+def test_missing_bands_table_is_an_analysis_error():
+    with Engine() as engine, pytest.raises(AnalysisError, match="no bands table"):
+        classify(engine, make_case())
+
+
 def test_tables_for_the_report_are_materialized():
     _, tables = run(ordinary_traffic(seed=3) + burst_account())
     acc = tables["classification_accounts"]
@@ -332,3 +338,45 @@ def test_false_positive_rate_over_200_seeds_of_ordinary_traffic(record_property)
     record_property("false_positive_rate", fpr)
     print(f"false-positive rate: {fpr:.3f} over {len(seeds)} seeds: {anomalous}")
     assert fpr <= 0.10
+
+
+# --- the bundled GLM-5.3 case ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def glm53():
+    from forensics.case import load_case
+    from forensics.exposure import compute_bands
+    from forensics.ingest import ingest_into
+
+    case = load_case(Path(__file__).resolve().parent.parent / "sample_logs/glm53/incident.toml")
+    engine = Engine()
+    for source in case.sources:
+        ingest_into(engine, source.path, mapping=source.mapping, profile=source.profile)
+
+    def classified(exclusions: bool):
+        compute_bands(engine, case, exclusions=exclusions)
+        return classify(engine, case, exclusions=exclusions)
+
+    yield classified
+    engine.close()
+
+
+def test_bundled_case_is_consistent_with_normal_usage(glm53):
+    result = glm53(True)
+    assert (result.verdict, result.exposed, result.flagged_accounts) == (
+        "consistent_with_normal_usage",
+        155,
+        [],
+    )
+
+
+def test_bundled_case_without_exclusions_flags_the_excluded_accounts(glm53):
+    result = glm53(False)
+    assert result.verdict == "anomalous"
+    assert result.flagged_accounts == [
+        "acct-5e1f0c93d2",
+        "acct-ops-qa-1",
+        "acct-ops-repro-a",
+        "acct-ops-repro-b",
+    ]
