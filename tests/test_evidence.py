@@ -156,3 +156,26 @@ def test_without_bands_reconciliation_is_none(case):
     sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
     result = evidence.engine_evidence(e, case)
     assert (result["engine_confirmed"], result["engine_reconciliation"]) == (3, None)
+
+
+BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+
+
+def test_bundled_case_engine_logs_confirm_every_exposure_and_match_the_case_capacity():
+    from forensics import capacity, exposure, ingest
+
+    case = load_case(BUNDLED / "incident.toml")
+    e = Engine()
+    ingest.ingest_into(e, [BUNDLED / "gateway.jsonl.gz"], mapping=BUNDLED / "gateway.mapping.toml")
+    ingest.ingest_into(e, [BUNDLED / "engine"], profile="sglang")
+    exposure.compute_bands(e, case)
+    result = evidence.engine_evidence(e, case)
+    rec = result["engine_reconciliation"]
+    assert (rec["matched"]["count"], rec["gateway_only"]["count"]) == (155, 0)
+    spans = {(t["role"], t["tokens"], t["start"], t["end"]) for t in capacity.timeline(e)}
+    assert spans == {
+        ("prefill", 681280, "2026-08-27T00:00:00Z", "2026-09-09T14:52:00Z"),
+        ("prefill", 2039808, "2026-09-09T14:52:00Z", None),
+        ("decode", 1302528, "2026-08-27T00:00:00Z", None),
+    }
+    assert [(f["role"], f["tokens"]) for f in result["preflight"]] == [("prefill", 681280)] * 4
