@@ -113,7 +113,7 @@ def ingest(
     )
     out.print(report.render())
     for warning in report.warnings:
-        err.print(f"warning: {warning}")
+        err.print(f"warning: {warning}", markup=False)
 
 
 @app.command()
@@ -147,7 +147,9 @@ def analyze(
         memory_limit=memory_limit,
         temp_dir=temp_dir,
     )
-    out.print(pipeline.headline(result))
+    out.print(pipeline.headline(result), markup=False)
+    for warning in result.warnings:
+        err.print(f"warning: {warning}", markup=False)
 
 
 @app.command()
@@ -191,7 +193,7 @@ def notify(
     for p in result.paths:
         out.print(str(p))
     for warning in result.warnings:
-        err.print(f"warning: {warning}")
+        err.print(f"warning: {warning}", markup=False)
 
 
 @app.command()
@@ -222,9 +224,9 @@ def run(
         temp_dir=temp_dir,
         progress=_progress(),
     )
-    out.print(pipeline.headline(result))
+    out.print(pipeline.headline(result), markup=False)
     for warning in result.warnings:
-        err.print(f"warning: {warning}")
+        err.print(f"warning: {warning}", markup=False)
 
 
 @app.command()
@@ -242,7 +244,7 @@ def demo(
     from . import pipeline
 
     result = pipeline.demo(out_dir, progress=_progress())
-    out.print(pipeline.headline(result))
+    out.print(pipeline.headline(result), markup=False)
     out.print(f"outputs: {out_dir}")
 
 

@@ -46,14 +46,7 @@ def open_engine(
     must_exist: bool = True,
 ) -> Iterator[Engine]:
     """The SQL engine on the case database `db` (only DuckDB for now)."""
-    if engine != "duckdb":
-        if engine == "spark":
-            raise ForensicsError(
-                "the spark engine is not available in this build",
-                where="--engine spark",
-                fix="use --engine duckdb (the default)",
-            )
-        raise ForensicsError(f"unknown engine {engine!r}", fix="use --engine duckdb or spark")
+    check_engine(engine)
     if must_exist and not Path(db).is_file():
         raise InputError(
             "case database not found",
@@ -65,6 +58,19 @@ def open_engine(
         yield eng
     finally:
         eng.close()
+
+
+def check_engine(engine: str) -> None:
+    """Refuse an engine this build cannot run (Spark plugs in through forensics.spark)."""
+    if engine == "duckdb":
+        return
+    if engine == "spark":
+        raise ForensicsError(
+            "the spark engine is not available in this build",
+            where="--engine spark",
+            fix="use --engine duckdb (the default)",
+        )
+    raise ForensicsError(f"unknown engine {engine!r}", where="--engine", fix="use duckdb or spark")
 
 
 def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
@@ -168,6 +174,7 @@ def run(
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
     analyze, notify and report into `out`."""
+    check_engine(engine)
     case = load_case(case_path)
     if not case.sources:
         raise ForensicsError(
@@ -199,6 +206,7 @@ def run(
                 profile=source.profile,
                 node=source.node,
                 role=source.role,
+                temp_dir=temp_dir,
                 progress=progress,
             )
             warnings.extend(report_.warnings)

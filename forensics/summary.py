@@ -58,11 +58,21 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
     }
 
 
-def ingest_figures(engine: Engine) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    """(ingest totals, the `inputs` table as rows sorted by path); zeros when no inputs."""
+def ingest_figures(
+    engine: Engine, folder: Path | None = None
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """(ingest totals, the `inputs` table as rows sorted by path); zeros when no inputs.
+
+    Paths under `folder` (the case folder) are given relative to it, so the summary does
+    not depend on where the case sits on disk.
+    """
     if not engine.table_exists("inputs"):
         return dict.fromkeys(INGEST_KEYS, 0), []
     rows = engine.frame("summary_inputs").to_dicts()
+    if folder is not None:
+        for row in rows:
+            row["path"] = _relative(Path(row["path"]), folder) if row["path"] else row["path"]
+        rows.sort(key=lambda r: (r["path"] or "", r["sha256"] or ""))
     totals = {k: int(sum(int(r.get(k) or 0) for r in rows)) for k in INGEST_KEYS}
     return totals, rows
 
@@ -82,7 +92,7 @@ def build_summary(
     flagged accounts without it); `evidence` holds engine-log keys (preflight, ...) if any.
     """
     count, affected = exposure.totals(engine)
-    ingest, inputs = ingest_figures(engine)
+    ingest, inputs = ingest_figures(engine, case.folder)
     summary: dict[str, Any] = {
         **case_config(case, exclusions),
         "exposure_count": count,
@@ -112,4 +122,4 @@ def _relative(path: Path | None, folder: Path) -> str | None:
     try:
         return path.resolve().relative_to(folder.resolve()).as_posix()
     except ValueError:
-        return path.name
+        return path.as_posix()
