@@ -367,6 +367,7 @@ class _Parser:
             accounts = list(t.get("accounts", []))
             if not all(isinstance(a, str) and a for a in accounts):
                 raise self.fail("must be a list of account ids", "exclude", i, "accounts")
+            listed = set(accounts)
             file = None
             if "file" in t:
                 file = self.resolve(t["file"])
@@ -394,7 +395,7 @@ class _Parser:
                         f"exclude[{seen[a][1] + 1}]",
                         "exclude",
                         i,
-                        "accounts",
+                        "accounts" if a in listed else "file",
                         fix="give each account one reason",
                     )
                 seen[a] = (t["reason"], i)
@@ -495,7 +496,9 @@ def load_case(path: str | Path) -> Case:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        line = getattr(e, "lineno", None)
+        # Python < 3.14 keeps the position only in the message: "... (at line 9, column 8)"
+        found = re.search(r"at line (\d+)", str(e))
+        line = getattr(e, "lineno", None) or (int(found.group(1)) if found else None)
         where = f"{p}:{line}" if line else str(p)
         msg = getattr(e, "msg", str(e))
         raise CaseError(f"not valid TOML: {msg}", where=where) from None

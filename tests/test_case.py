@@ -1,0 +1,159 @@
+"""Case file validation: each refusal names the file, the line and the key."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from forensics.case import load_case
+from forensics.errors import CaseError
+
+HEAD = """name = "t"
+models = ["m"]
+context_window = 1000
+
+[window]
+start = "2026-09-01T00:00:00Z"
+end = "2026-09-02T00:00:00Z"
+"""
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "incident.toml"
+    path.write_text(HEAD + body)
+    return path
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(CaseError) as info:
+        load_case(path)
+    return info.value.line()
+
+
+def test_fixture_case_loads_with_times_in_utc():
+    case = load_case(Path(__file__).parent / "fixtures" / "case_small" / "incident.toml")
+    assert case.window_start == datetime(2026, 9, 1, tzinfo=UTC)
+    assert case.events[0].at == datetime(2026, 9, 1, 14, 25, tzinfo=UTC)
+    assert case.excluded_accounts() == {
+        "acct-qa": "internal-test",
+        "acct-qa2": "internal-test",
+        "acct-res": "security-researcher",
+    }
+    assert case.attribution.lookback == timedelta(hours=1)
+    assert [c.tokens for c in case.capacity] == [200, 600, 900, 400, 800, 1000, 500]
+
+
+def test_unknown_top_level_key_is_refused_with_file_line_and_key(tmp_path):
+    path = _write(tmp_path, "")
+    path.write_text(HEAD.replace('models = ["m"]\n', 'models = ["m"]\ncolour = "red"\n'))
+    assert _refusal(path).startswith(f"{path.resolve()}:3: colour: unknown key")
+
+
+def test_unknown_key_in_a_capacity_entry_is_refused(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 5\nstart = "2026-09-01T00:00:00Z"\npool = 3\n',
+    )
+    assert _refusal(path).startswith(f"{path.resolve()}:13: capacity[1].pool: unknown key")
+
+
+def test_wrong_type_is_refused(tmp_path):
+    path = _write(tmp_path, "")
+    path.write_text(HEAD.replace("context_window = 1000", 'context_window = "1000"'))
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:3: context_window: expected an integer, got a string"
+    )
+
+
+def test_boolean_token_count_is_a_wrong_type(tmp_path):
+    path = _write(
+        tmp_path, '\n[[capacity]]\nrole = "decode"\ntokens = true\nstart = "2026-09-01T00:00:00Z"\n'
+    )
+    assert _refusal(path).startswith(f"{path.resolve()}:11: capacity[1].tokens: expected an")
+
+
+def test_unparsable_time_is_refused(tmp_path):
+    path = _write(tmp_path, "")
+    path.write_text(HEAD.replace('end = "2026-09-02T00:00:00Z"', 'end = "yesterday noon"'))
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:7: window.end: unparsable time 'yesterday noon'")
+    assert "ISO 8601" in line
+
+
+def test_capacity_ending_before_it_starts_is_refused(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 5\nstart = "2026-09-01T12:00:00Z"\n'
+        'end = "2026-09-01T11:00:00Z"\n',
+    )
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:13: capacity[1].end: end must be after start"
+    )
+
+
+def test_overlapping_contradictory_capacity_is_refused(tmp_path):
+    entry = '\n[[capacity]]\nrole = "prefill"\nnodes = "pf-*"\ntokens = {t}\nstart = "{s}"\n'
+    path = _write(
+        tmp_path,
+        entry.format(t=600, s="2026-09-01T00:00:00Z")
+        + entry.format(t=900, s="2026-09-01T06:00:00Z"),
+    )
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:15: capacity[2]: contradicts capacity[1]")
+    assert "(600 vs 900)" in line
+
+
+def test_adjacent_capacity_spans_of_one_glob_are_accepted(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 600\nstart = "2026-09-01T00:00:00Z"\n'
+        'end = "2026-09-01T12:00:00Z"\n'
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 900\nstart = "2026-09-01T12:00:00Z"\n',
+    )
+    assert [c.tokens for c in load_case(path).capacity] == [600, 900]
+
+
+def test_account_excluded_twice_with_different_reasons_is_refused(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[exclude]]\nreason = "internal-test"\naccounts = ["acct-a"]\n'
+        '\n[[exclude]]\nreason = "security-researcher"\naccounts = ["acct-b", "acct-a"]\n',
+    )
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:15: exclude[2].accounts: account 'acct-a'")
+    assert "'internal-test'" in line
+
+
+def test_account_from_an_exclusion_file_with_a_second_reason_names_the_file_key(tmp_path):
+    (tmp_path / "researchers.txt").write_text("acct-a\n")
+    path = _write(
+        tmp_path,
+        '\n[[exclude]]\nreason = "internal-test"\naccounts = ["acct-a"]\n'
+        '\n[[exclude]]\nreason = "security-researcher"\nfile = "researchers.txt"\n',
+    )
+    assert _refusal(path).startswith(f"{path.resolve()}:15: exclude[2].file: account 'acct-a'")
+
+
+def test_same_account_twice_with_the_same_reason_is_accepted(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[exclude]]\nreason = "internal-test"\naccounts = ["acct-a"]\n'
+        '\n[[exclude]]\nreason = "internal-test"\naccounts = ["acct-a"]\n',
+    )
+    assert load_case(path).excluded_accounts() == {"acct-a": "internal-test"}
+
+
+def test_missing_exclusion_file_is_refused(tmp_path):
+    path = _write(tmp_path, '\n[[exclude]]\nreason = "r"\nfile = "nope.txt"\n')
+    assert _refusal(path).startswith(f"{path.resolve()}:11: exclude[1].file: cannot read")
+
+
+def test_invalid_toml_is_refused_with_its_line(tmp_path):
+    path = _write(tmp_path, "\n[window\n")
+    assert _refusal(path).startswith(f"{path}:9: not valid TOML")
+
+
+def test_missing_case_file_is_refused(tmp_path):
+    assert "case file not found" in _refusal(tmp_path / "none.toml")
