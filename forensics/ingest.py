@@ -123,17 +123,25 @@ def ingest(
     """Ingest `paths` (files, globs, folders) into the case database file `db`."""
     m = _resolve_mapping(mapping, profile)
     files = resolve_inputs(paths)
-    with Engine(db, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
-        return ingest_into(
-            engine,
-            files,
-            mapping=m,
-            node=node,
-            role=role,
-            to_parquet=to_parquet,
-            temp_dir=temp_dir,
-            progress=progress,
-        )
+    db_path = Path(db)
+    existed = db_path.exists()
+    try:
+        with Engine(db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
+            return ingest_into(
+                engine,
+                files,
+                mapping=m,
+                node=node,
+                role=role,
+                to_parquet=to_parquet,
+                temp_dir=temp_dir,
+                progress=progress,
+            )
+    except BaseException:
+        if not existed:  # leave no empty database behind a failed first ingest
+            for stale in (db_path, db_path.with_name(db_path.name + ".wal")):
+                stale.unlink(missing_ok=True)
+        raise
 
 
 def ingest_into(

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from forensics.errors import InputError
 from forensics.ingest import ingest
 
 CANON = Path(__file__).parent / "fixtures" / "ingest"
@@ -286,3 +287,24 @@ def test_to_parquet_writes_day_and_model_partitions(tmp_path):
         {"g": f"{out}/**/*.parquet"},
     ).fetchone()
     assert count == (4,)
+
+
+def test_openai_profile(tmp_path):
+    log = tmp_path / "openai.jsonl"
+    log.write_text(
+        '{"id": "chatcmpl-1", "created": 1787824800, "model": "m", "user": "u1",'
+        ' "usage": {"prompt_tokens": 12, "completion_tokens": 3}}\n'
+    )
+    ingest([log], tmp_path / "o.duckdb", profile="openai")
+    assert _rows(
+        tmp_path / "o.duckdb",
+        "SELECT request_id, ts, account_id, prompt_tokens, completion_tokens, status FROM requests",
+    ) == [("chatcmpl-1", _utc(10, 0, 0), "u1", 12, 3, 200)]
+
+
+def test_failed_first_ingest_leaves_no_database(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError):
+        ingest([empty], tmp_path / "new.duckdb", profile="canonical")
+    assert not (tmp_path / "new.duckdb").exists()

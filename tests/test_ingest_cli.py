@@ -1,0 +1,129 @@
+"""`forensics ingest` through Typer's runner: bad input is one line and a database unchanged."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from forensics.cli import app
+
+FIX = Path(__file__).parent / "fixtures" / "ingest"
+
+
+def _state(db: Path) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(
+            "SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM quarantine), "
+            "(SELECT count(*) FROM inputs)"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def db(tmp_path, runner) -> Path:
+    """A case database already holding canonical.csv (2 loaded, 4 quarantined, 1 input)."""
+    path = tmp_path / "case.duckdb"
+    result = runner.invoke(
+        app, ["ingest", str(FIX / "canonical.csv"), "--db", str(path), "--profile", "canonical"]
+    )
+    assert result.exit_code == 0, result.output
+    assert _state(path) == [(2, 4, 1)]
+    return path
+
+
+def test_ingest_command_prints_the_summary_table(runner, tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(FIX / "gateway.jsonl.gz"),
+            "--db",
+            str(tmp_path / "g.duckdb"),
+            "--mapping",
+            str(FIX / "gateway.mapping.toml"),
+        ],
+    )
+    assert result.exit_code == 0
+    total = next(line for line in result.stdout.splitlines() if "total" in line)
+    assert [c.strip() for c in total.split("│") if c.strip()] == ["total", "13", "4", "2", "7"]
+
+
+def _bad(runner, db: Path, args: list[str]) -> str:
+    result = runner.invoke(app, ["ingest", *args, "--db", str(db)])
+    assert result.exit_code != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    assert _state(db) == [(2, 4, 1)]
+    return lines[0]
+
+
+def test_missing_file(runner, db, tmp_path):
+    line = _bad(runner, db, [str(tmp_path / "nope.jsonl"), "--profile", "canonical"])
+    assert "nope.jsonl" in line and "not found" in line
+
+
+def test_unknown_profile(runner, db):
+    line = _bad(runner, db, [str(FIX / "canonical.jsonl"), "--profile", "splunk"])
+    assert "splunk" in line and "canonical" in line
+
+
+def test_mapping_with_unknown_field(runner, db, tmp_path):
+    mapping = tmp_path / "bad.mapping.toml"
+    mapping.write_text('[fields]\nts = "ts"\nrequest = "id"\n')
+    line = _bad(runner, db, [str(FIX / "canonical.jsonl"), "--mapping", str(mapping)])
+    assert f"{mapping}:3" in line and "request" in line
+
+
+def test_mapping_field_pointing_at_a_missing_column(runner, db, tmp_path):
+    mapping = tmp_path / "bad.mapping.toml"
+    mapping.write_text(
+        '[fields]\nts = "ts"\naccount_id = "customer"\nmodel = "model"\n'
+        'prompt_tokens = "prompt_tokens"\n'
+    )
+    line = _bad(runner, db, [str(FIX / "canonical.jsonl"), "--mapping", str(mapping)])
+    assert f"{mapping}:3" in line and "customer" in line and "canonical.jsonl" in line
+
+
+def test_unreadable_gzip(runner, db, tmp_path):
+    log = tmp_path / "broken.jsonl.gz"
+    log.write_bytes(b"this is not gzip data\n")
+    line = _bad(runner, db, [str(log), "--profile", "canonical"])
+    assert "broken.jsonl.gz" in line and "gzip" in line
+
+
+def test_empty_file(runner, db, tmp_path):
+    log = tmp_path / "empty.jsonl"
+    log.write_bytes(b"")
+    line = _bad(runner, db, [str(log), "--profile", "canonical"])
+    assert "empty.jsonl" in line and "empty" in line
+
+
+def test_empty_gzip(runner, db, tmp_path):
+    log = tmp_path / "empty.jsonl.gz"
+    log.write_bytes(gzip.compress(b""))
+    line = _bad(runner, db, [str(log), "--profile", "canonical"])
+    assert "empty.jsonl.gz" in line and "empty" in line
+
+
+def test_bad_second_input_leaves_the_first_unloaded(runner, db, tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    line = _bad(runner, db, [str(FIX / "canonical.jsonl"), str(empty), "--profile", "canonical"])
+    assert "empty.csv" in line
+
+
+def test_truncated_gzip_warns_on_stderr(runner, tmp_path):
+    data = gzip.compress((FIX / "canonical.jsonl").read_bytes())
+    log = tmp_path / "cut.jsonl.gz"
+    log.write_bytes(data + gzip.compress(b'{"x": 1}\n' * 40)[:12])
+    result = runner.invoke(
+        app, ["ingest", str(log), "--db", str(tmp_path / "c.duckdb"), "--profile", "canonical"]
+    )
+    assert result.exit_code == 0
+    assert "warning:" in result.stderr and "truncated gzip" in result.stderr
