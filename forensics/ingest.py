@@ -81,7 +81,7 @@ class IngestReport:
     def render(self) -> Table:
         """A Rich table: one row per input, then the totals."""
         table = Table(title="ingest", show_footer=False)
-        table.add_column("input")
+        table.add_column("input", overflow="fold")
         for name in ("rows read", "loaded", "duplicates", "quarantined"):
             table.add_column(name, justify="right")
         table.add_column("note")
