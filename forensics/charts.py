@@ -33,7 +33,7 @@ BAND_LABELS = {
 SERIES_COLOURS = {"exposed": "#d62728", "baseline": "#1f77b4"}
 WINDOW_COLOUR = "#d62728"
 MAX_ACCOUNT_LANES = 40
-_WIDTH = 860
+_WIDTH = 780
 
 
 def iso(at: datetime) -> str:
@@ -106,12 +106,11 @@ def timeline_chart(
     height = max(150, 24 * (ev.height + 2))
 
     def x(field: str) -> alt.X:
-        return _utc_x(field, "time (UTC)", domain, format=fmt)
+        return _utc_x(field, "time (UTC)", domain, format=fmt, grid=False)
 
     def y(field: str) -> alt.Y:
         return alt.Y(f"{field}:Q", scale=y_scale, axis=None)
 
-    rules = alt.Chart(_values(ev)).mark_rule(color="#9e9e9e", strokeDash=[3, 3]).encode(x=x("at"))
     dots = (
         alt.Chart(_values(ev))
         .mark_point(filled=True, color="#333333", size=40)
@@ -158,7 +157,6 @@ def timeline_chart(
     )
     overview = alt.layer(
         _window_rect(window_start, window_end, x("start")),
-        rules,
         ticks,
         tick_label,
         dots,
@@ -169,7 +167,7 @@ def timeline_chart(
         height=height,
         title=alt.Title(
             "Incident timeline (UTC)",
-            subtitle="Shaded: the exposure window. Dashed lines: case events.",
+            subtitle="Shaded: the exposure window. Dots: case events, one line each.",
             anchor="start",
         ),
     )
@@ -209,7 +207,10 @@ def exposure_lanes(
             )
         )
         height = max(80, 16 * max(1, len(accounts)))
-        subtitle = "One lane per affected account; one tick per exposed response."
+        subtitle = (
+            "One lane per affected account; one tick per exposed response. "
+            "Dashed: case events in the window (labelled above)."
+        )
     else:
         marks = (
             alt.Chart(_values(exposed))

@@ -25,7 +25,7 @@ from .case import Case
 from .engine import SQLEngine
 
 SIZE_CHART_CAP = 5000
-MAX_OWNER_ROWS = 200
+MAX_OWNER_ROWS = 25
 VL_VERSION = "6.4"
 NOT_AVAILABLE = "not available"
 
@@ -37,6 +37,7 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     note: str = ""
+    numeric: list[bool] = field(default_factory=list)
 
     @classmethod
     def of(cls, frame: pl.DataFrame, note: str = "") -> Table:
@@ -44,6 +45,7 @@ class Table:
             columns=list(frame.columns),
             rows=[[_cell(v) for v in row] for row in frame.iter_rows()],
             note=note,
+            numeric=[dtype.is_numeric() for dtype in frame.dtypes],
         )
 
 
@@ -257,7 +259,7 @@ def exclusions_view(
     """Exclusions as configured, the requests they set aside by reason, and per account."""
     by_reason = dict(sorted((summary.get("excluded_by_reason") or {}).items()))
     configured = [
-        [ex.reason, ", ".join(sorted(ex.accounts)) or "—", str(ex.file or "—")]
+        [ex.reason, ", ".join(sorted(ex.accounts)) or "—", _relative(ex.file, case.folder)]
         for ex in case.exclusions
     ]
     accounts = Table.of(engine.frame("report_exclusions")) if has_bands else None
@@ -271,7 +273,7 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
     view: dict[str, Any] = {
         "policy": info.get("policy", case.attribution.policy),
         "lookback": str(case.attribution.lookback),
-        "info": {k: v for k, v in sorted(info.items()) if k != "policy"},
+        "info": {k: _cell(v) for k, v in sorted(info.items()) if k != "policy"},
         "table": None,
         "totals": None,
     }
@@ -337,6 +339,16 @@ def _view_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _relative(path: Path | None, folder: Path) -> str:
+    """A case-file path shown relative to the case folder (stable across machines)."""
+    if path is None:
+        return "—"
+    try:
+        return str(Path(path).resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _rows_table(rows: Sequence[Any]) -> Table:
     dicts = [r for r in rows if isinstance(r, Mapping)]
     columns = sorted({k for r in dicts for k in r})
@@ -354,8 +366,16 @@ def _cell(value: Any) -> str:
         return f"{value:.4g}"
     if hasattr(value, "isoformat"):
         return charts.iso(value) if getattr(value, "tzinfo", None) else value.isoformat()
-    if isinstance(value, list | dict):
+    if isinstance(value, list | tuple):
+        return "; ".join(_cell(v) for v in value) if len(value) else "—"
+    if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        try:  # a JSON list column (e.g. reasons) reads as its items
+            items = json.loads(value)
+        except ValueError:
+            return value
+        return _cell(items) if isinstance(items, list) else value
     return str(value)
 
 

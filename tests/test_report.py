@@ -114,8 +114,18 @@ def test_report_shows_data_owner_accounts(tmp_path: Path) -> None:
 def test_report_shows_classification_tests_with_statistic_and_p_value(tmp_path: Path) -> None:
     text = text_of(render_fixture(tmp_path)[0].read_text())
     assert "consistent with normal usage" in text
-    assert "test statistic p_value consistent" in text
-    assert "hour_of_day_chi2 3.5 0.62 yes" in text
+    assert "test statistic p value detail" in text
+    assert "hour_of_day 3.5 0.62 chi-square homogeneity over 24 hours" in text
+
+
+def test_report_lists_flagged_accounts_first_with_their_reasons(tmp_path: Path) -> None:
+    summary = {**SUMMARY, "verdict": "anomalous", "flagged_accounts": ["acct-b"]}
+    text = text_of(render_fixture(tmp_path, summary)[0].read_text())
+    assert "Usage classification verdict: anomalous · flagged accounts: acct-b" in text
+    # flagged first; JSON reasons shown as a list, none as a dash
+    assert "acct-b 1 0 0.5 0.004 0.008 yes account_volume; burst 2 0 1 0" in text
+    assert "acct-a 2 1 1.5 0.5 1 no — 2 0 1 0" in text
+    assert text.index("acct-b 1 0 0.5") < text.index("acct-a 2 1 1.5")
 
 
 def test_report_shows_inputs_with_sha256_and_counts(tmp_path: Path) -> None:
