@@ -245,7 +245,6 @@ def demo(
 
     result = pipeline.demo(out_dir, progress=_progress())
     out.print(pipeline.headline(result), markup=False)
-    out.print(f"outputs: {out_dir}")
 
 
 @app.command()

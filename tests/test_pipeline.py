@@ -158,3 +158,13 @@ def test_spark_engine_is_refused_until_it_is_available(runner, tmp_path):
     )
     assert result.exit_code == 2
     assert "spark engine is not available" in result.output
+
+
+@pytest.mark.slow
+def test_demo_reproduces_the_reference_incident_count(runner, tmp_path):
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "exposed responses: 155" in result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+    assert result.output.count("outputs:") == 1
