@@ -157,14 +157,14 @@ def test_bundled_truth_file_matches_the_recount(bundled: dict) -> None:
 
 
 def test_bundled_case_stays_small() -> None:
-    total = sum(p.stat().st_size for p in BUNDLED.iterdir())
+    total = sum(p.stat().st_size for p in BUNDLED.rglob("*") if p.is_file())
     assert total < 5_000_000
 
 
 def test_bundled_case_regenerates_byte_identical(tmp_path: Path) -> None:
-    sample.write_bundled(tmp_path)
-    for p in BUNDLED.iterdir():
-        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+    result = sample.write_bundled(tmp_path)
+    for p in result.files:
+        assert p.read_bytes() == (BUNDLED / p.name).read_bytes(), p.name
 
 
 def _assert_truth(truth: dict, recount: dict) -> None:
@@ -228,3 +228,45 @@ def test_sample_command_prints_the_true_count(tmp_path: Path, runner) -> None:
     truth = json.loads((tmp_path / "truth.json").read_text())
     assert f"exposure_count: {truth['exposure_count']}" in res.output
     assert (tmp_path / "gateway.parquet").exists()
+
+
+# --- the analysis finds the true figures ----------------------------------------------------
+
+
+def _assert_run_matches(summary: dict, truth: dict) -> None:
+    assert summary["exposure_count"] == truth["exposure_count"]
+    assert summary["affected_accounts"] == truth["affected_accounts"]
+    assert {k: v for k, v in summary["bands"].items() if v} == {
+        k: v for k, v in truth["bands"].items() if v
+    }
+    assert summary["excluded_by_reason"] == truth["excluded_by_reason"]
+    assert summary["ingest"] == truth["ingest"]
+
+
+def test_forensics_run_finds_155_on_the_bundled_case(tmp_path: Path, runner) -> None:
+    from forensics.cli import app
+
+    res = runner.invoke(app, ["run", str(BUNDLED / "incident.toml"), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["exposure_count"] == 155
+    assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+    assert summary["verdict"] == "consistent_with_normal_usage"
+
+
+@pytest.mark.parametrize(
+    ("requests", "seed", "fmt"),
+    [(20_000, 11, "parquet"), (35_000, 12, "jsonl"), (50_000, 13, "parquet")],
+)
+def test_forensics_run_finds_the_generated_truth(
+    tmp_path: Path, runner, requests: int, seed: int, fmt: str
+) -> None:
+    from forensics.cli import app
+
+    sample.generate(tmp_path / "case", requests=requests, seed=seed, fmt=fmt)
+    truth = json.loads((tmp_path / "case" / "truth.json").read_text())
+    res = runner.invoke(
+        app, ["run", str(tmp_path / "case" / "incident.toml"), "--out", str(tmp_path / "out")]
+    )
+    assert res.exit_code == 0, res.output
+    _assert_run_matches(json.loads((tmp_path / "out" / "summary.json").read_text()), truth)
