@@ -12,6 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from forensics import pipeline
 from forensics.case import load_case
 from forensics.engine import Engine
 from forensics.report import render_report
@@ -184,3 +187,22 @@ def test_timeline_png_and_svg_are_non_trivial(tmp_path: Path) -> None:
     assert text.startswith("<svg")
     assert "Status page: incident began" in text
     assert "Exposed responses (3)" in text
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """report.html of the bundled GLM-5.3 case, run end to end once for this module."""
+    out = tmp_path_factory.mktemp("demo")
+    pipeline.demo(out)
+    return out / "report.html"
+
+
+def test_demo_report_shows_the_bundled_case_figures(demo_report: Path) -> None:
+    html = demo_report.read_text()
+    text = text_of(html)
+    # the bundled case is built to reproduce the reference incident: 155 exposed responses
+    assert '<div class="n" id="exposure-count">155</div>' in html
+    assert '<div class="n" id="affected-accounts">11</div>' in html
+    assert "internal-test 60" in text
+    assert "security-researcher 49" in text
+    assert "2026-09-09T13:22:00Z Security incident declared" in text

@@ -16,6 +16,8 @@ import pytest
 from test_report import render_fixture
 from websockets.sync.client import connect
 
+from forensics import pipeline
+
 pytestmark = pytest.mark.browser
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
@@ -238,3 +240,28 @@ def test_report_renders_every_chart_offline_without_console_errors(tmp_path: Pat
     assert browser.console_errors() == []
     assert browser.requested_urls() == []
     assert shot.stat().st_size > 20_000
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """report.html of the bundled GLM-5.3 case, run end to end."""
+    out = tmp_path_factory.mktemp("demo")
+    pipeline.demo(out)
+    return out / "report.html"
+
+
+def test_demo_report_renders_every_chart_offline(tmp_path: Path, demo_report: Path) -> None:
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    shot = tmp_path / "demo-report.png"
+
+    marks, browser = render_in_browser(demo_report, shot, profile)
+
+    # every chart drew its marks: 155 exposed ticks twice in the timeline alone
+    assert marks["chart-timeline"] > 2 * 155
+    assert marks["chart-size"] > 155
+    assert marks["chart-daily"] > 0
+    assert marks["chart-hourly"] > 0
+    assert browser.console_errors() == []
+    assert browser.requested_urls() == []
+    assert shot.stat().st_size > 100_000
