@@ -1,0 +1,459 @@
+"""The notebook-facing investigation: `open_case(...)` -> `Investigation`.
+
+An `Investigation` holds one case file and its open case database and answers questions as
+Polars frames (`summary`, `exposed`, `bands`, `excluded`, `data_owners`, `classification`,
+`account`, `sql`) and Altair charts (`timeline_chart`, `size_chart`, `daily_chart`,
+`hourly_chart`). It runs nothing of its own: ingest, bands, data owners, classification and
+the summary are the library's steps (`forensics.ingest`, `.exposure`, `.owners`,
+`.classify`, `.evidence`, `.summary`), the charts are `forensics.charts` builders fed by the
+report's queries, so every figure equals `forensics run` / `forensics demo` on the same case.
+
+Where the database comes from (`open_case(case, db=...)`):
+- `db=None`: the case's `[[source]]` logs are ingested into a fresh `case.duckdb` in a
+  temporary folder, removed when the investigation is closed or garbage-collected. Pass a
+  path to keep the database between sessions (large cases: put it on a roomy disk).
+- `db` names a missing file, or a database without a `requests` table: the sources are
+  ingested into it.
+- `db` holds requests: they are reused as they are (add logs with `forensics ingest`). The
+  analysis tables are reused too, unless one is missing or `bands` was computed with the
+  other exclusion setting; then the analysis runs. `Investigation.analyze()` re-runs it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from . import charts, exposure, owners, queries, report
+from . import classify as classify_mod
+from . import evidence as evidence_mod
+from .case import Case, load_case
+from .engine import Engine
+from .errors import ForensicsError, InputError
+from .pipeline import CASE_DB
+from .summary import build_summary
+
+ANALYSIS_TABLES = (
+    "bands",
+    "data_owners",
+    "classification_accounts",
+    "classification_tests",
+    "classification_profile",
+)
+
+
+def open_case(
+    case_path: str | Path,
+    db: str | Path | None = None,
+    *,
+    exclusions: bool = True,
+    memory_limit: str | None = None,
+) -> Investigation:
+    """Open the case file `case_path` on database `db` (see the module doc for `db=None`),
+    ingesting and analysing only what the database does not hold yet."""
+    return Investigation(case_path, db, exclusions=exclusions, memory_limit=memory_limit)
+
+
+@dataclass
+class AccountView:
+    """One account in the case window: its requests with band and capacity in force, its
+    classification evidence, the data owners of its exposed responses (`owners`), and its
+    own requests other accounts' exposed responses may have read (`at_risk`)."""
+
+    account_id: str
+    requests: pl.DataFrame
+    classification: pl.DataFrame
+    owners: pl.DataFrame
+    at_risk: pl.DataFrame
+
+    @property
+    def exposed(self) -> pl.DataFrame:
+        """The account's exposed responses (its rows of band `exposed`)."""
+        return self.requests.filter(pl.col("band") == "exposed")
+
+    def band_counts(self) -> dict[str, int]:
+        """The account's requests per band (every band, 0 where none)."""
+        counts = dict.fromkeys(exposure.BANDS, 0)
+        for band, n in self.requests.group_by("band").len().iter_rows():
+            counts[band] = int(n)
+        return counts
+
+    def __repr__(self) -> str:
+        return (
+            f"AccountView({self.account_id!r}: {self.requests.height} request(s) in the window, "
+            f"{self.exposed.height} exposed, {self.owners['owner_account_id'].n_unique()} data "
+            f"owner account(s), {self.at_risk.height} own request(s) at risk)"
+        )
+
+    def _repr_html_(self) -> str:
+        counts = [(b, n) for b, n in self.band_counts().items() if n]
+        rows = [
+            ("Requests in the window", f"{self.requests.height:,}"),
+            ("Exposed responses", f"{self.exposed.height:,}"),
+            ("Data owners of its exposed responses", _owner_text(self.owners)),
+            ("Its requests possibly read by others", f"{self.at_risk.height:,}"),
+        ]
+        flagged = self.classification["flagged"].to_list() if self.classification.height else []
+        rows.append(("Flagged by the usage classification", "yes" if any(flagged) else "no"))
+        return (
+            f'<div class="kv-forensics-account"><h4>Account {html.escape(self.account_id)}</h4>'
+            + _table(["", ""], rows, header=False)
+            + _table(["band", "requests"], [(b, f"{n:,}") for b, n in counts])
+            + "</div>"
+        )
+
+
+class Investigation:
+    """One case file on its open case database; see the module doc. Close it (or use it as a
+    context manager) to release the database file."""
+
+    def __init__(
+        self,
+        case_path: str | Path,
+        db: str | Path | None = None,
+        *,
+        exclusions: bool = True,
+        memory_limit: str | None = None,
+    ):
+        self.case: Case = load_case(case_path)
+        self.exclusions = exclusions
+        self.warnings: list[str] = []
+        self._summary: dict[str, Any] | None = None
+        self._tmp: Path | None = None
+        if db is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="kv-forensics-"))
+            db = self._tmp / CASE_DB
+        self.db = Path(db)
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        self.engine = Engine(self.db, memory_limit=memory_limit)
+        self._finalizer = weakref.finalize(self, _release, self.engine, self._tmp)
+        try:
+            if not self.engine.table_exists("requests"):
+                self._ingest()
+            if not self._analysis_is_current():
+                self.analyze()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database (and remove it when it was a temporary one)."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __enter__(self) -> Investigation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def analyze(self) -> dict[str, Any]:
+        """(Re)run the analysis (bands, data owners, classification) on the database; returns
+        the summary. Needed after the case file or the database changed under this object."""
+        exposure.compute_bands(self.engine, self.case, self.exclusions)
+        self._summary = None
+        return self.summary()
+
+    # --- figures ------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """Every figure of summary.json, exactly as `forensics analyze` writes it."""
+        if self._summary is None:
+            self._summary = self._summarize()
+        return json.loads(json.dumps(self._summary))
+
+    def bands(self, band: str | None = None) -> pl.DataFrame:
+        """Without `band`: requests per band (band, requests, meaning), every band listed.
+        With `band`: that band's requests (rows of `bands`), oldest first."""
+        if band is None:
+            counts = exposure.band_counts(self.engine)
+            return pl.DataFrame(
+                {
+                    "band": list(exposure.BANDS),
+                    "requests": [counts[b] for b in exposure.BANDS],
+                    "meaning": [charts.BAND_LABELS.get(b, "") for b in exposure.BANDS],
+                },
+                schema={"band": pl.String, "requests": pl.Int64, "meaning": pl.String},
+            )
+        if band not in exposure.BANDS:
+            raise InputError(
+                f"unknown band {band!r}",
+                where="bands(band=...)",
+                fix="use one of " + ", ".join(exposure.BANDS),
+            )
+        return self.engine.frame("notebook_band_rows", band=band)
+
+    def exposed(self) -> pl.DataFrame:
+        """Every exposed response (band `exposed`) with capacity in force, oldest first."""
+        return self.bands("exposed")
+
+    def affected_accounts(self) -> pl.DataFrame:
+        """Affected accounts, busiest first: exposed responses, first and last exposed time."""
+        return self.engine.frame("notebook_affected_accounts")
+
+    def excluded(self) -> pl.DataFrame:
+        """Per excluded account: reason, requests in band `excluded`, requests in the window
+        (empty when exclusions are off)."""
+        return self.engine.frame("report_exclusions")
+
+    def data_owners(self, per_account: bool = False) -> pl.DataFrame:
+        """Every (exposed request, data-owner request) pair; with `per_account`, one row per
+        owner account (requests at risk, exposures that could have read them, first/last)."""
+        if per_account:
+            return self.engine.frame("report_owner_accounts")
+        return self.engine.frame("notebook_data_owners")
+
+    def classification(self) -> pl.DataFrame:
+        """Per-account usage-classification evidence (classification_accounts), flagged first."""
+        frame = self.engine.frame("report_table", table="classification_accounts")
+        return frame.sort(["flagged", "account_id"], descending=[True, False])
+
+    def classification_tests(self) -> pl.DataFrame:
+        """The classification's tests: statistic, p-value and detail of each."""
+        return self.engine.frame("report_table", table="classification_tests")
+
+    def account(self, account_id: str) -> AccountView:
+        """One account's requests in the window, classification evidence and data owners."""
+        requests = self.engine.frame("notebook_account_requests", account_id=account_id)
+        if requests.height == 0:
+            raise InputError(
+                f"account {account_id!r} has no request of the case's models in the window",
+                where=str(self.case.path),
+                fix="pick an account from .affected_accounts() or .bands(band=...)",
+            )
+        return AccountView(
+            account_id=account_id,
+            requests=requests,
+            classification=self.engine.frame(
+                "notebook_account_classification", account_id=account_id
+            ),
+            owners=self.engine.frame("notebook_account_owners", account_id=account_id),
+            at_risk=self.engine.frame("notebook_account_at_risk", account_id=account_id),
+        )
+
+    def sql(self, text: str, **params: Any) -> pl.DataFrame:
+        """An ad-hoc query (DuckDB dialect) on the case database as a Polars frame; values are
+        bound through `$name` parameters (`sql("... WHERE account_id = $acct", acct="a")`)."""
+        wanted = queries.parameters(text)
+        missing = [n for n in wanted if n not in params]
+        unused = sorted(set(params) - set(wanted))
+        if missing or unused:
+            what = (
+                f"parameters {missing} are not given"
+                if missing
+                else f"parameters {unused} are not used by the query"
+            )
+            raise InputError(
+                what, where="sql(...)", fix="refer to each value as $name and pass name=value"
+            )
+        return self.engine.sql_frame(text, **params)
+
+    # --- charts -------------------------------------------------------------------------
+
+    def timeline_chart(self) -> alt.VConcatChart:
+        """The incident timeline of the report: case events, window, every exposed response."""
+        start, end = self._window()
+        exposed = self.engine.frame("report_exposed")
+        return charts.timeline_chart(report.events_frame(self.case), exposed, start, end)
+
+    def size_chart(self) -> alt.LayerChart:
+        """Prompt size against the prefill capacity in force (the report's chart)."""
+        start, end = self._window()
+        points = self.engine.frame(
+            "report_size_points",
+            min_prompt=self.case.baseline.min_prompt_tokens,
+            cap=report.SIZE_CHART_CAP,
+        )
+        capacity = report.capacity_frame(self.case)
+        return charts.size_chart(points, capacity, self.case.context_window, start, end)
+
+    def daily_chart(self) -> alt.LayerChart:
+        """Exposed responses per day against the baseline long-context volume."""
+        return charts.daily_chart(self._profiles()[0])
+
+    def hourly_chart(self) -> alt.Chart:
+        """Hour-of-day profile of exposed responses against the baseline."""
+        return charts.hourly_chart(self._profiles()[1])
+
+    # --- display ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<Investigation {self.case.name!r} (closed)>"
+        s = self.summary()
+        return (
+            f"<Investigation {s['name']!r}: {s['exposure_count']} exposed, "
+            f"{s['affected_accounts']} affected account(s), verdict {s['verdict']}; "
+            f"db {self.db}>"
+        )
+
+    def _repr_html_(self) -> str:
+        if self.closed:
+            return f"<p>Investigation {html.escape(self.case.name)} (closed)</p>"
+        s = self.summary()
+        excluded = s.get("excluded_by_reason") or {}
+        excluded_text = (
+            ", ".join(f"{r} {n:,}" for r, n in sorted(excluded.items()))
+            if s["exclusions"]["applied"]
+            else "exclusions off"
+        )
+        flagged = ", ".join(s.get("flagged_accounts") or []) or "none"
+        headline = [
+            ("Exposed responses", f"{s['exposure_count']:,}"),
+            ("Affected accounts", f"{s['affected_accounts']:,}"),
+            ("Excluded (by reason)", excluded_text or "none"),
+            ("Data owners", _owners_summary(s.get("data_owners"))),
+            ("Verdict", f"{s['verdict']} (flagged: {flagged})"),
+        ]
+        ingest = s.get("ingest") or {}
+        bands = [
+            (b, f"{s['bands'].get(b, 0):,}", charts.BAND_LABELS.get(b, "")) for b in exposure.BANDS
+        ]
+        window = f"{s['window']['start']} to {s['window']['end']}"
+        parts = [
+            '<div class="kv-forensics-case">',
+            f"<h3>{html.escape(s['name'])}</h3>",
+            f"<p>Case file {html.escape(str(self.case.path))}; window {html.escape(window)}; "
+            f"database {html.escape(str(self.db))}</p>",
+            _table(["", ""], headline, header=False),
+            _table(["band", "requests", "meaning"], bands),
+        ]
+        if s["exclusions"]["applied"] and s["exclusions"]["entries"]:
+            rows = [
+                (
+                    e["reason"],
+                    ", ".join(e["accounts"]) or "—",
+                    f"{excluded.get(e['reason'], 0):,}",
+                )
+                for e in s["exclusions"]["entries"]
+            ]
+            parts.append(_table(["exclusion", "accounts", "requests set aside"], rows))
+        parts.append(
+            "<p>Ingest: "
+            + ", ".join(f"{k.replace('_', ' ')} {int(ingest.get(k, 0)):,}" for k in _INGEST)
+            + "</p></div>"
+        )
+        return "".join(parts)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _ingest(self) -> None:
+        """Ingest every [[source]] of the case into the (new) database."""
+        if not self.case.sources:
+            raise ForensicsError(
+                "the case database holds no requests and the case file names no [[source]]",
+                where=str(self.case.path),
+                fix="add [[source]] entries, or pass db= a database loaded by forensics ingest",
+            )
+        from . import ingest as ingest_mod
+
+        for source in self.case.sources:
+            result = ingest_mod.ingest_into(
+                self.engine,
+                [source.path],
+                mapping=source.mapping,
+                profile=source.profile,
+                node=source.node,
+                role=source.role,
+            )
+            self.warnings.extend(result.warnings)
+
+    def _analysis_is_current(self) -> bool:
+        """Whether the analysis tables exist and `bands` used this object's exclusion setting."""
+        if not all(self.engine.table_exists(t) for t in ANALYSIS_TABLES):
+            return False
+        listed = self.case.excluded_accounts()
+        expected = listed if self.exclusions else {}
+        stored = self.engine.frame("notebook_exclusion_state", accounts=sorted(listed))
+        return all(expected.get(a) == r for a, r in stored.iter_rows())
+
+    def _summarize(self) -> dict[str, Any]:
+        """The summary from the current `bands`: the analyze steps after the bands, in order."""
+        exposure.load_case_tables(self.engine, self.case, self.exclusions)
+        attribution = owners.attribute(self.engine, self.case)
+        classification = classify_mod.classify(self.engine, self.case, self.exclusions)
+        return build_summary(
+            self.engine,
+            self.case,
+            exclusions=self.exclusions,
+            owners=attribution,
+            classification=classification.to_summary(),
+            evidence=evidence_mod.engine_evidence(self.engine, self.case),
+        )
+
+    def _window(self) -> tuple[str, str]:
+        return charts.iso(self.case.window_start), charts.iso(self.case.window_end)
+
+    def _profiles(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        profile = self.engine.frame("report_table", table="classification_profile")
+        return report.profile_frames(profile)
+
+
+_INGEST = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+
+
+def _release(engine: Engine, tmp: Path | None) -> None:
+    """Close the engine and remove the temporary folder (if any); safe to call twice."""
+    engine.close()
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _owners_summary(info: dict[str, Any] | None) -> str:
+    if not info:
+        return "not available"
+    text = (
+        f"{info.get('accounts', 0):,} account(s), {info.get('requests', 0):,} request(s) "
+        f"({info.get('policy')}, {info.get('status')})"
+    )
+    return text + (f": {info['reason']}" if info.get("reason") else "")
+
+
+def _owner_text(frame: pl.DataFrame) -> str:
+    if frame.height == 0:
+        return "none"
+    return (
+        f"{frame['owner_account_id'].n_unique():,} account(s), "
+        f"{frame['owner_request_id'].n_unique():,} request(s)"
+    )
+
+
+def _table(columns: list[str], rows: list[tuple[str, ...]], header: bool = True) -> str:
+    """A small HTML table of display strings (escaped)."""
+    head = (
+        "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr></thead>"
+        if header
+        else ""
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td style="text-align:{"right" if i and _numeric(v) else "left"}">'
+            f"{html.escape(str(v))}</td>"
+            for i, v in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table>{head}<tbody>{body}</tbody></table>"
+
+
+def _numeric(value: str) -> bool:
+    return value.replace(",", "").isdigit()
+
+
+__all__ = ["AccountView", "Investigation", "open_case"]
