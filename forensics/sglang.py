@@ -21,7 +21,8 @@ were other output, e.g. `lines=120 other=97`. Nothing is lost silently.
 Times in the `[YYYY-MM-DD HH:MM:SS …]` envelope carry no zone and are read as UTC. The node
 id is `node` or the file name without `.log`/`.gz`/`.zst`/`.txt`; the role is `role`, else the
 `disaggregation_mode` in the server_args line, else the `type=` of its ReqTimeStats lines.
-Inputs are keyed on sha256: a file already in `inputs` is not read again.
+Inputs are keyed on sha256: a file already in `inputs` is not read again. All files of one
+call are committed in one transaction, as gateway ingest does: a failure changes nothing.
 """
 
 from __future__ import annotations
@@ -125,7 +126,23 @@ def ingest_logs(
     node: str | None = None,
     role: str | None = None,
 ) -> list[Any]:
-    """Load SGLang server logs into the engine tables; one InputStats per file, in order."""
+    """Load SGLang server logs into the engine tables; one InputStats per file, in order.
+
+    All files of one call commit in one transaction: a file that cannot be read (or whose
+    role is contradictory) raises InputError and leaves the database unchanged.
+    """
+    con = engine.con
+    con.execute("BEGIN TRANSACTION")
+    try:
+        out = _ingest_all(engine, files, node, role)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return out
+
+
+def _ingest_all(engine: Engine, files: list[Path], node: str | None, role: str | None) -> list[Any]:
     ensure_tables(engine)
     stats_cls = _stats_class()
     out = []

@@ -229,3 +229,43 @@ def test_log_with_both_roles_is_refused(tmp_path):
 def test_bad_role_option_is_refused():
     with pytest.raises(InputError, match="unknown engine role"):
         sglang.ingest_logs(Engine(), [LOGS / "decode-0.log"], role="router")
+
+
+def test_a_failing_file_leaves_the_database_unchanged(tmp_path):
+    st = (
+        "[2026-08-27 00:00:0{} TP0] ReqTimeStats(rid=r{}, bootstrap_room=1, input_len=2, "
+        "cached_input_len=0, output_len=1, type={})"
+    )
+    mixed = _write(tmp_path, "mixed.log", st.format(1, 1, "prefill"), st.format(2, 2, "decode"))
+    engine = _ingest("decode-0.log")
+    with pytest.raises(InputError, match="both roles"):
+        sglang.ingest_logs(engine, [LOGS / "prefill-0.log", mixed])
+    # prefill-0.log was read before mixed.log failed: none of it stays
+    assert engine.rows("SELECT path FROM inputs") == [(str(LOGS / "decode-0.log"),)]
+    assert engine.scalar("SELECT count(*) FROM engine_requests") == 6
+    assert engine.scalar("SELECT count(*) FROM quarantine") == 0
+    assert engine.rows("SELECT DISTINCT node FROM engine_capacity") == [("decode-0",)]
+
+
+def test_a_failing_first_ingest_creates_no_tables(tmp_path):
+    bad = tmp_path / "broken.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    engine = Engine()
+    with pytest.raises(InputError, match="cannot read as an SGLang log"):
+        sglang.ingest_logs(engine, [LOGS / "prefill-0.log", bad])
+    assert not engine.table_exists("inputs")
+    assert not engine.table_exists("engine_requests")
+
+
+def test_ingest_dispatch_of_profile_sglang_is_atomic_too(tmp_path):
+    from forensics import ingest
+
+    db = tmp_path / "case.duckdb"
+    ingest.ingest([LOGS / "decode-0.log"], db, profile="sglang")
+    bad = tmp_path / "broken.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    with pytest.raises(InputError):
+        ingest.ingest([LOGS / "prefill-0.log", bad], db, profile="sglang")
+    with Engine(db) as engine:
+        assert engine.scalar("SELECT count(*) FROM inputs") == 1
+        assert engine.scalar("SELECT count(*) FROM engine_requests") == 6
