@@ -39,7 +39,7 @@ from . import evidence as evidence_mod
 from .case import Case, load_case
 from .engine import Engine
 from .errors import ForensicsError, InputError
-from .pipeline import CASE_DB
+from .pipeline import CASE_DB, AnalysisResult, headline
 from .summary import build_summary
 
 ANALYSIS_TABLES = (
@@ -175,6 +175,10 @@ class Investigation:
         if self._summary is None:
             self._summary = self._summarize()
         return json.loads(json.dumps(self._summary))
+
+    def headline(self) -> str:
+        """The figures a responder reads first, as `forensics demo` / `run` print them."""
+        return headline(AnalysisResult(summary=self.summary()))
 
     def bands(self, band: str | None = None) -> pl.DataFrame:
         """Without `band`: requests per band (band, requests, meaning), every band listed.
