@@ -17,6 +17,9 @@ Where the database comes from (`open_case(case, db=...)`):
 - `db` holds requests: they are reused as they are (add logs with `forensics ingest`). The
   analysis tables are reused too, unless one is missing or `bands` was computed with the
   other exclusion setting; then the analysis runs. `Investigation.analyze()` re-runs it.
+  On a reused analysis, the first `summary()` re-runs the steps after the bands (data owners,
+  classification, engine evidence), whose figures the database does not store; they are
+  deterministic, so their tables come out unchanged.
 """
 
 from __future__ import annotations
