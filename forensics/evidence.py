@@ -3,13 +3,18 @@
 `engine_evidence(engine, case)` returns None when the case database holds no engine tables;
 otherwise a JSON-ready dict for summary.json:
 
-- `engine_confirmed`: bootstrap_rooms whose prefill leg was rejected for capacity (abort
-  line on a prefill node, or a prefill ReqTimeStats with input_len = 1) while the decode leg
-  with the same bootstrap_room finished normally (output_len > 0, not aborted). The rows are
-  materialized as `engine_signature`.
+- `engine_signature`: bootstrap_rooms showing the bug's signature: the prefill leg was
+  rejected for capacity (abort line on a prefill node, or a prefill ReqTimeStats with
+  input_len = 1) while the decode leg with the same bootstrap_room finished normally
+  (output_len > 0, not aborted). The rows are materialized as `engine_signature`.
+- `engine_confirmed`: the gateway's exposed responses (band `exposed`) that carry the
+  signature, i.e. `engine_reconciliation.matched.count`; None without `bands`.
 - `engine_reconciliation`: against the gateway's exposed requests (`bands`), joined on
   `requests.extra ->> 'bootstrap_room'`: `matched` {count}, `gateway_only` and `engine_only`
   {count, reasons: {reason: {count, request_ids, bootstrap_rooms}}}; None without `bands`.
+  So exposure_count = engine_confirmed + gateway_only.count and engine_signature =
+  engine_confirmed + engine_only.count (excluded accounts, undelivered responses, ...).
+- `engine_capacity`: the capacity timeline derived from the logs (forensics.capacity).
 - `preflight`: capacity spans whose pool is smaller than the case's context window.
 """
 
@@ -52,10 +57,48 @@ def engine_evidence(engine: Engine, case: Case) -> dict[str, Any] | None:
     if not has_engine_evidence(engine):
         return None
     engine.materialize("engine_signature", "evidence_signature")
-    confirmed = engine.scalar("SELECT count(*) FROM engine_signature")
+    signature = engine.scalar("SELECT count(*) FROM engine_signature")
     have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
+    rec = reconcile(engine) if have_gateway else None
     return {
-        "engine_confirmed": int(confirmed),
-        "engine_reconciliation": reconcile(engine) if have_gateway else None,
+        "engine_signature": int(signature),
+        "engine_confirmed": rec["matched"]["count"] if rec is not None else None,
+        "engine_reconciliation": rec,
+        "engine_capacity": capacity_timeline(engine),
         "preflight": capacity.preflight(engine, case.context_window),
     }
+
+
+def capacity_timeline(engine: Engine) -> list[dict[str, Any]]:
+    """The derived capacity spans without provenance paths (these depend on where logs sit)."""
+    keys = ("role", "node", "tokens", "context_len", "start", "end")
+    return [{k: span[k] for k in keys} for span in capacity.timeline(engine)]
+
+
+def headline_lines(summary: dict[str, Any]) -> list[str]:
+    """The engine evidence of a summary as headline lines (none without engine evidence)."""
+    if summary.get("engine_signature") is None and summary.get("preflight") is None:
+        return []
+    lines = []
+    rec = summary.get("engine_reconciliation")
+    if rec is not None:
+        lines.append(
+            f"engine-confirmed: {summary.get('engine_confirmed')} of "
+            f"{summary.get('exposure_count')} exposed responses "
+            f"(bug signature in the engine logs: {summary.get('engine_signature')})"
+        )
+        parts = [f"matched {rec['matched']['count']}"]
+        for side, label in (("gateway_only", "gateway-only"), ("engine_only", "engine-only")):
+            reasons = rec[side]["reasons"]
+            detail = "; ".join(f"{r} {v['count']}" for r, v in sorted(reasons.items()))
+            parts.append(f"{label} {rec[side]['count']}" + (f" ({detail})" if detail else ""))
+        lines.append("engine reconciliation: " + ", ".join(parts))
+    else:
+        lines.append(f"engine signature: {summary.get('engine_signature')} (no gateway bands)")
+    findings = summary.get("preflight") or []
+    nodes = sorted({f["node"] for f in findings})
+    lines.append(
+        f"pre-flight: {len(findings)} finding(s), pool < context window"
+        + (f" on {', '.join(nodes)}" if nodes else "")
+    )
+    return lines

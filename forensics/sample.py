@@ -4,7 +4,11 @@
 few shipper faults, or Parquet), its mapping, `incident.toml`, `accounts.csv`,
 `researchers.txt` and `truth.json` (the exposure count, affected accounts, band counts,
 exclusions and ingest figures, counted while generating, never by the analysis).
-Same arguments, byte-identical files. `write_bundled()` regenerates `sample_logs/glm53/`.
+Same arguments, byte-identical files. `write_bundled()` regenerates `sample_logs/glm53/`,
+which also holds SGLang prefill/decode server logs under `engine/` (`engine_logs=True`):
+written from the gateway log by `queries/sglang_bundle_lines.sql`, listed in incident.toml
+as a `profile = "sglang"` source, and counted in truth.json's `ingest` (all inputs) and
+`ingest_by_format` (`jsonl` = gateway, `sglang` = engine logs).
 
 Every gateway record carries what an engine-log generator needs: arrival `timestamp`,
 `latency_ms`, `route.prefill`, `route.decode`, `route.bootstrap_room`, token counts, status.
@@ -16,13 +20,16 @@ import gzip
 import io
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from . import queries
 from . import traffic as t
+from .engine import Engine
 from .errors import InputError
 
 FORMATS = ("parquet", "jsonl")
@@ -31,6 +38,8 @@ BUNDLED_REQUESTS = t.REFERENCE_REQUESTS
 BUNDLED_SEED = 53
 BUNDLED_NAME = "GLM-5.3 cross-session KV cache exposure"
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+ENGINE_DIR = "engine"
+INGEST_KEYS = ("rows_read", "rows_loaded", "duplicates", "quarantined")
 
 
 @dataclass
@@ -44,7 +53,7 @@ class SampleResult:
     def render(self) -> str:
         tr = self.truth
         lines = [f"case: {self.out / 'incident.toml'}"]
-        lines += [f"  {p.name}" for p in self.files]
+        lines += [f"  {p.relative_to(self.out).as_posix()}" for p in self.files]
         lines.append(
             f"requests: {tr['requests']}  exposure_count: {tr['exposure_count']}  "
             f"affected_accounts: {tr['affected_accounts']}"
@@ -67,13 +76,19 @@ def generate(
     exposed: int | None = None,
     name: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    engine_logs: bool = False,
 ) -> SampleResult:
     """Write a synthetic case with `requests` gateway records into `out`; return its truth.
 
-    `exposed` fixes the true exposure count (default: 155 per 72,000 requests).
+    `exposed` fixes the true exposure count (default: 155 per 72,000 requests);
+    `engine_logs` adds SGLang server logs under engine/ (jsonl only).
     """
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}", where="--format", fix="use parquet or jsonl")
+    if engine_logs and fmt != "jsonl":
+        raise InputError(
+            "engine logs are written from a JSONL gateway log", where="--format", fix="use jsonl"
+        )
     if requests < 5000:
         raise InputError(
             f"too few requests ({requests})", where="--requests", fix="give at least 5000"
@@ -105,11 +120,13 @@ def generate(
     files = [
         log_path,
         _write(out / "gateway.mapping.toml", _mapping(fmt)),
-        _write(out / "incident.toml", _incident(name, log_name)),
+        _write(out / "incident.toml", _incident(name, log_name, engine_logs)),
         _write_accounts(out / "accounts.csv", plan.accounts),
         _write(out / "researchers.txt", _researchers()),
     ]
-    truth_doc = _truth(plan, truth, faults, seq)
+    engine_files, engine_records = write_engine_logs(out) if engine_logs else ([], None)
+    files.extend(engine_files)
+    truth_doc = _truth(plan, truth, faults, seq, fmt, engine_records)
     files.append(_write(out / "truth.json", json.dumps(truth_doc, indent=2) + "\n"))
     return SampleResult(out=out, files=files, truth=truth_doc)
 
@@ -123,7 +140,52 @@ def write_bundled(out: str | Path = BUNDLED_DIR) -> SampleResult:
         fmt="jsonl",
         exposed=t.REFERENCE_EXPOSED,
         name=BUNDLED_NAME,
+        engine_logs=True,
     )
+
+
+def write_engine_logs(folder: str | Path) -> tuple[list[Path], int]:
+    """SGLang prefill/decode logs for the case in `folder` from its gateway.jsonl.gz.
+
+    One gzip file per node under engine/: startup lines at the window start (prefill pool
+    681,280), the reconfiguration of every prefill node at 14:52 (pool 2,039,808), and
+    per-request lines for prompts over the baseline size (queries/sglang_bundle_lines.sql).
+    Returns the files and the number of evidence records written (every line but the one
+    server_args line per file). Deterministic: gzip without a time stamp.
+    """
+    folder = Path(folder)
+    out = folder / ENGINE_DIR
+    out.mkdir(exist_ok=True)
+    with Engine() as engine:
+        rows = engine.rows(
+            queries.load("sglang_bundle_lines"),
+            gateway=str(folder / "gateway.jsonl.gz"),
+            model=t.MODEL_53,
+            min_tokens=t.BASELINE_MIN,
+            context_window=t.CONTEXT_WINDOW,
+            prefill_nodes=list(t.PREFILL_NODES),
+            decode_nodes=list(t.DECODE_NODES),
+            boot=_utc(t.WINDOW_START),
+            switch=_utc(t.FIXED),
+            old_tokens=t.PREFILL_CAPACITY,
+            new_tokens=t.PREFILL_CAPACITY_FIXED,
+            decode_tokens=t.DECODE_CAPACITY,
+        )
+    lines: dict[str, list[str]] = {}
+    records = 0
+    for node, _ts, order, line in rows:  # a few thousand lines: long requests only
+        lines.setdefault(node, []).append(line)
+        records += order > 0  # order 0 is the server_args line: not an evidence record
+    files = []
+    for node, text in sorted(lines.items()):
+        path = out / f"{node}.log.gz"
+        path.write_bytes(gzip.compress(("\n".join(text) + "\n").encode("utf-8"), mtime=0))
+        files.append(path)
+    return files, records
+
+
+def _utc(us: int) -> datetime:
+    return datetime.fromtimestamp(us / 1_000_000, UTC)
 
 
 # --- records ------------------------------------------------------------------------------
@@ -343,7 +405,7 @@ timezone = "UTC"
 """
 
 
-def _incident(name: str, log_name: str) -> str:
+def _incident(name: str, log_name: str, engine_logs: bool = False) -> str:
     return f"""name = "{name}"
 models = ["{t.MODEL_53}"]
 context_window = {t.CONTEXT_WINDOW}
@@ -356,7 +418,7 @@ end = "2026-09-09T14:52:00Z"
 [[source]]
 path = "{log_name}"
 mapping = "gateway.mapping.toml"
-
+{_ENGINE_SOURCE if engine_logs else ""}
 # Prefill pool: 681,280 tokens until every prefill node ran the corrected configuration.
 [[capacity]]
 role = "prefill"
@@ -481,12 +543,43 @@ label = "Coordinated public disclosure"
 """
 
 
-def _truth(plan: t.Plan, truth: t.Truth, faults: _Faults, written: int) -> dict:
+_ENGINE_SOURCE = f"""
+# SGLang prefill/decode server logs: derived capacity, pre-flight, the bug's signature.
+[[source]]
+path = "{ENGINE_DIR}"
+profile = "sglang"
+"""
+
+
+def _truth(
+    plan: t.Plan,
+    truth: t.Truth,
+    faults: _Faults,
+    written: int,
+    fmt: str,
+    engine_records: int | None,
+) -> dict:
     per = truth.exposed_per_account
     assert per is not None
     affected = sorted(plan.accounts.ids[i] for i in np.flatnonzero(per).tolist())
     if truth.bands["exposed"] != plan.exposed or written != plan.requests:
         raise AssertionError("generator bookkeeping disagrees with its plan")  # a bug, not input
+    by_format = {
+        fmt: {
+            "rows_read": written + faults.n_dup + faults.n_torn,
+            "rows_loaded": written,
+            "duplicates": faults.n_dup,
+            "quarantined": faults.n_torn,
+        }
+    }
+    if engine_records is not None:
+        by_format["sglang"] = {
+            "rows_read": engine_records,
+            "rows_loaded": engine_records,
+            "duplicates": 0,
+            "quarantined": 0,
+        }
+    by_format = dict(sorted(by_format.items()))
     return {
         "requests": plan.requests,
         "seed": plan.seed,
@@ -495,12 +588,8 @@ def _truth(plan: t.Plan, truth: t.Truth, faults: _Faults, written: int) -> dict:
         "affected_account_ids": affected,
         "bands": dict(truth.bands),
         "excluded_by_reason": dict(sorted(truth.excluded_by_reason.items())),
-        "ingest": {
-            "rows_read": written + faults.n_dup + faults.n_torn,
-            "rows_loaded": written,
-            "duplicates": faults.n_dup,
-            "quarantined": faults.n_torn,
-        },
+        "ingest": {k: sum(f[k] for f in by_format.values()) for k in INGEST_KEYS},
+        "ingest_by_format": by_format,
         "models": {t.MODEL_53: truth.requests_53, t.MODEL_52: written - truth.requests_53},
     }
 

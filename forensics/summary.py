@@ -1,8 +1,11 @@
 """summary.json: every figure of one analysis, JSON-ready and deterministic.
 
 `build_summary` reads `bands`, `inputs` and the results of attribution and classification
-and returns a dict holding at least every key SPEC.md lists for summary.json. Times are
-ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give equal bytes.
+and returns a dict holding at least every key SPEC.md lists for summary.json. `ingest` sums
+every input of the case (gateway logs and SGLang engine logs alike: each is in `inputs`);
+`ingest_by_format` splits the same totals by input format, so the gateway figure stays
+visible. Times are ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give
+equal bytes.
 """
 
 from __future__ import annotations
@@ -77,6 +80,16 @@ def ingest_figures(
     return totals, rows
 
 
+def ingest_by_format(inputs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """The ingest totals per input format (e.g. jsonl = gateway, sglang = engine logs)."""
+    out: dict[str, dict[str, int]] = {}
+    for row in inputs:
+        sums = out.setdefault(row.get("format") or "", dict.fromkeys(INGEST_KEYS, 0))
+        for k in INGEST_KEYS:
+            sums[k] += int(row.get(k) or 0)
+    return dict(sorted(out.items()))
+
+
 def build_summary(
     engine: Engine,
     case: Case,
@@ -103,6 +116,7 @@ def build_summary(
         "flagged_accounts": sorted((classification or {}).get("flagged_accounts", [])),
         "classification": classification,
         "ingest": ingest,
+        "ingest_by_format": ingest_by_format(inputs),
         "inputs": inputs,
         "data_owners": owners.to_summary() if owners is not None else None,
     }

@@ -1,8 +1,12 @@
 -- Engine signature (engine_signature) against the gateway's exposed requests (bands), joined
 -- on bootstrap_room (requests.extra ->> 'bootstrap_room'). One row per (side, reason).
 -- side: matched | gateway_only (exposed, not confirmed) | engine_only (confirmed, not exposed)
+-- engine_only reasons name why the gateway does not count it as exposed: the excluded
+-- account's reason, the gateway status of an undelivered response, or the band.
 WITH gateway AS (
-    SELECT r.request_id, try_cast(r.extra ->> 'bootstrap_room' AS BIGINT) AS room, b.band
+    SELECT
+        r.request_id, try_cast(r.extra ->> 'bootstrap_room' AS BIGINT) AS room, b.band,
+        b.status, b.exclusion_reason
     FROM requests AS r
     LEFT JOIN bands AS b USING (request_id)
 ),
@@ -47,6 +51,13 @@ engine_side AS (
         CASE
             WHEN g.request_id IS NULL THEN 'no gateway request with this bootstrap_room'
             WHEN g.band IS NULL THEN 'gateway request outside the case window or models'
+            WHEN g.band = 'excluded'
+                THEN 'excluded account (' || coalesce(g.exclusion_reason, 'no reason') || ')'
+            WHEN g.band = 'over_capacity_failed'
+                THEN 'gateway status ' || coalesce(CAST(g.status AS VARCHAR), 'unknown')
+                    || ': response not delivered to the client (band over_capacity_failed)'
+            WHEN g.band = 'fits'
+                THEN 'gateway band fits: prompt within the [[capacity]] in force (check the case capacity)'
             ELSE 'gateway band ' || g.band
         END AS reason,
         g.request_id,

@@ -1,5 +1,8 @@
 """Regenerate the bundled GLM-5.3 case under sample_logs/glm53/ (deterministic, seed 53).
 
+Writes the gateway log, its mapping, incident.toml, accounts.csv, researchers.txt, the SGLang
+server logs under engine/ (from the gateway log) and truth.json.
+
 Usage: .venv/bin/python scripts/make_glm53.py [OUT_DIR]
 """
 

@@ -40,7 +40,10 @@ def case(tmp_path):
 
 def _gateway(engine: Engine) -> None:
     engine.execute(schema.REQUESTS_DDL)
-    engine.execute("CREATE TABLE bands (request_id VARCHAR, prompt_tokens BIGINT, band VARCHAR)")
+    engine.execute(
+        "CREATE TABLE bands (request_id VARCHAR, prompt_tokens BIGINT, band VARCHAR, "
+        "status INTEGER, exclusion_reason VARCHAR)"
+    )
     for i, (rid, room, tokens, band) in enumerate(GATEWAY, start=1):
         extra = json.dumps({"bootstrap_room": str(room)} if room is not None else {})
         engine.execute(
@@ -53,7 +56,11 @@ def _gateway(engine: Engine) -> None:
             extra=extra,
         )
         engine.execute(
-            "INSERT INTO bands VALUES ($rid, $tokens, $band)", rid=rid, tokens=tokens, band=band
+            "INSERT INTO bands VALUES ($rid, $tokens, $band, 200, $reason)",
+            rid=rid,
+            tokens=tokens,
+            band=band,
+            reason="internal-test" if band == "excluded" else None,
         )
 
 
@@ -71,7 +78,7 @@ def test_no_engine_tables_means_no_evidence(case):
 
 def test_signature_is_prefill_rejection_plus_normal_decode(engine, case):
     result = evidence.engine_evidence(engine, case)
-    assert result["engine_confirmed"] == 3
+    assert result["engine_signature"] == 3
     assert engine.rows(
         "SELECT bootstrap_room, prefill_rid, requested_tokens, decode_rid, output_len "
         "FROM engine_signature ORDER BY bootstrap_room"
@@ -114,13 +121,42 @@ def test_reconciliation_counts_and_reasons(engine, case):
     assert rec["engine_only"] == {
         "count": 1,
         "reasons": {
-            "gateway band excluded": {
+            "excluded account (internal-test)": {
                 "count": 1,
                 "request_ids": ["g-7"],
                 "bootstrap_rooms": ["1007"],
             },
         },
     }
+
+
+def test_engine_confirmed_counts_the_exposed_responses_with_the_signature(engine, case):
+    result = evidence.engine_evidence(engine, case)
+    # g-2 and g-3 are exposed and show the signature; g-7 shows it but is excluded
+    assert (result["engine_confirmed"], result["engine_signature"]) == (2, 3)
+
+
+def test_engine_only_names_the_status_of_an_undelivered_response(engine, case):
+    engine.execute(
+        "UPDATE bands SET band = 'over_capacity_failed', status = 499, exclusion_reason = NULL "
+        "WHERE request_id = 'g-7'"
+    )
+    rec = evidence.engine_evidence(engine, case)["engine_reconciliation"]
+    assert rec["engine_only"]["reasons"] == {
+        "gateway status 499: response not delivered to the client (band over_capacity_failed)": {
+            "count": 1,
+            "request_ids": ["g-7"],
+            "bootstrap_rooms": ["1007"],
+        },
+    }
+
+
+def test_capacity_timeline_is_in_the_evidence_without_log_paths(engine, case):
+    spans = evidence.engine_evidence(engine, case)["engine_capacity"]
+    assert [(s["role"], s["node"], s["tokens"], s["start"]) for s in spans][:1] == [
+        ("prefill", "prefill-0", 681280, "2026-08-27T00:00:30Z")
+    ]
+    assert all(set(s) == {"role", "node", "tokens", "context_len", "start", "end"} for s in spans)
 
 
 def test_engine_only_without_gateway_request(engine, case):
@@ -155,7 +191,8 @@ def test_without_bands_reconciliation_is_none(case):
     e = Engine()
     sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
     result = evidence.engine_evidence(e, case)
-    assert (result["engine_confirmed"], result["engine_reconciliation"]) == (3, None)
+    assert (result["engine_signature"], result["engine_confirmed"]) == (3, None)
+    assert result["engine_reconciliation"] is None
 
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"

@@ -56,11 +56,32 @@ def _frame(records: list[dict]) -> pl.DataFrame:
     )
 
 
+ENGINE_RECORD_MARKS = (
+    "KV Cache is allocated",
+    "max_total_num_tokens=",
+    "ReqTimeStats(",
+    "exceeds the maximum number of tokens",
+    "is longer than the model's context length",
+)
+
+
+def _engine_records(case_dir: Path) -> int | None:
+    """Evidence lines in the case's engine/*.log.gz (None without engine logs)."""
+    folder = case_dir / "engine"
+    if not folder.is_dir():
+        return None
+    n = 0
+    for log in sorted(folder.glob("*.log.gz")):
+        with gzip.open(log, "rt", encoding="utf-8") as f:
+            n += sum(1 for line in f if any(m in line for m in ENGINE_RECORD_MARKS))
+    return n
+
+
 def _load(case_dir: Path) -> tuple[pl.DataFrame, dict[str, int]]:
     log = case_dir / "gateway.jsonl.gz"
     if log.exists():
         records, faults = _records_jsonl(log)
-        return _frame(records), faults
+        return _frame(records), {"format": "jsonl", **faults}
     raw = pl.read_parquet(case_dir / "gateway.parquet")
     frame = raw.select(
         "id",
@@ -71,7 +92,12 @@ def _load(case_dir: Path) -> tuple[pl.DataFrame, dict[str, int]]:
         "status",
     )
     unique = raw.unique(maintain_order=True)
-    faults = {"rows_read": raw.height, "duplicates": raw.height - unique.height, "quarantined": 0}
+    faults = {
+        "format": "parquet",
+        "rows_read": raw.height,
+        "duplicates": raw.height - unique.height,
+        "quarantined": 0,
+    }
     return frame.unique(maintain_order=True), faults
 
 
@@ -129,6 +155,7 @@ def _recount(case_dir: Path) -> dict:
         "bands": counts,
         "excluded_by_reason": by_reason,
         "loaded": frame.height,
+        "engine_records": _engine_records(case_dir),
         **faults,
     }
 
@@ -163,8 +190,33 @@ def test_bundled_case_stays_small() -> None:
 
 def test_bundled_case_regenerates_byte_identical(tmp_path: Path) -> None:
     result = sample.write_bundled(tmp_path)
-    for p in result.files:
-        assert p.read_bytes() == (BUNDLED / p.name).read_bytes(), p.name
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in result.files)
+    on_disk = sorted(p.relative_to(BUNDLED).as_posix() for p in BUNDLED.rglob("*") if p.is_file())
+    assert names == on_disk
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (BUNDLED / name).read_bytes(), name
+
+
+def test_bundled_case_lists_its_engine_logs_as_an_sglang_source() -> None:
+    case = tomllib.loads((BUNDLED / "incident.toml").read_text())
+    assert case["source"] == [
+        {"path": "gateway.jsonl.gz", "mapping": "gateway.mapping.toml"},
+        {"path": "engine", "profile": "sglang"},
+    ]
+
+
+def test_bundled_engine_logs_hold_one_file_per_node_and_their_records(bundled: dict) -> None:
+    names = sorted(p.name for p in (BUNDLED / "engine").iterdir())
+    assert names == [f"decode-b{i}.log.gz" for i in range(1, 5)] + [
+        f"prefill-a{i}.log.gz" for i in range(1, 5)
+    ]
+    # 5,635 lines: one server_args line per file (8) is not an evidence record
+    assert bundled["engine_records"] == 5627
+
+
+def test_engine_logs_need_a_jsonl_gateway_log(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="engine logs"):
+        sample.generate(tmp_path, requests=8000, seed=1, fmt="parquet", engine_logs=True)
 
 
 def _assert_truth(truth: dict, recount: dict) -> None:
@@ -173,12 +225,20 @@ def _assert_truth(truth: dict, recount: dict) -> None:
     assert truth["affected_account_ids"] == recount["affected_account_ids"]
     assert {k: v for k, v in truth["bands"].items() if v} == recount["bands"]
     assert truth["excluded_by_reason"] == recount["excluded_by_reason"]
-    assert truth["ingest"] == {
-        "rows_read": recount["rows_read"],
-        "rows_loaded": recount["loaded"],
-        "duplicates": recount["duplicates"],
-        "quarantined": recount["quarantined"],
+    by_format = {
+        recount["format"]: {
+            "rows_read": recount["rows_read"],
+            "rows_loaded": recount["loaded"],
+            "duplicates": recount["duplicates"],
+            "quarantined": recount["quarantined"],
+        }
     }
+    n = recount["engine_records"]
+    if n is not None:
+        by_format["sglang"] = {"rows_read": n, "rows_loaded": n, "duplicates": 0, "quarantined": 0}
+    assert truth["ingest_by_format"] == by_format
+    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+    assert truth["ingest"] == {k: sum(f[k] for f in by_format.values()) for k in keys}
 
 
 @pytest.mark.parametrize(
@@ -241,17 +301,69 @@ def _assert_run_matches(summary: dict, truth: dict) -> None:
     }
     assert summary["excluded_by_reason"] == truth["excluded_by_reason"]
     assert summary["ingest"] == truth["ingest"]
+    assert summary["ingest_by_format"] == truth["ingest_by_format"]
 
 
-def test_forensics_run_finds_155_on_the_bundled_case(tmp_path: Path, runner) -> None:
+@pytest.fixture(scope="module")
+def bundled_run(tmp_path_factory) -> tuple[str, dict]:
+    """`forensics run` on the bundled case, once: (printed output, summary.json)."""
+    from typer.testing import CliRunner
+
     from forensics.cli import app
 
-    res = runner.invoke(app, ["run", str(BUNDLED / "incident.toml"), "--out", str(tmp_path)])
+    out = tmp_path_factory.mktemp("bundled-run")
+    res = CliRunner().invoke(app, ["run", str(BUNDLED / "incident.toml"), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    return res.output, json.loads((out / "summary.json").read_text())
+
+
+def test_forensics_run_finds_155_on_the_bundled_case(bundled_run) -> None:
+    _, summary = bundled_run
     assert summary["exposure_count"] == 155
     assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
     assert summary["verdict"] == "consistent_with_normal_usage"
+    _assert_run_matches(summary, json.loads((BUNDLED / "truth.json").read_text()))
+
+
+def test_every_bundled_exposure_is_engine_confirmed(bundled_run) -> None:
+    _, summary = bundled_run
+    assert summary["engine_confirmed"] == 155
+    rec = summary["engine_reconciliation"]
+    assert rec["matched"] == {"count": 155}
+    assert rec["gateway_only"] == {"count": 0, "reasons": {}}
+
+
+def test_bundled_engine_only_signatures_are_excluded_or_undelivered(bundled_run) -> None:
+    _, summary = bundled_run
+    # the signature also shows for the 109 excluded requests (60 + 49, truth.json) and for
+    # the 6 over-capacity requests whose client went away (status 499) after the decode
+    # finished; the 3 with status 500 decoded nothing (output_len=0): no signature
+    assert summary["engine_signature"] == 270
+    reasons = summary["engine_reconciliation"]["engine_only"]["reasons"]
+    assert {r: v["count"] for r, v in reasons.items()} == {
+        "excluded account (internal-test)": 60,
+        "excluded account (security-researcher)": 49,
+        "gateway status 499: response not delivered to the client (band over_capacity_failed)": 6,
+    }
+    assert summary["engine_reconciliation"]["engine_only"]["count"] == 115
+
+
+def test_bundled_preflight_flags_every_prefill_node_before_the_fix(bundled_run) -> None:
+    _, summary = bundled_run
+    assert [
+        (f["node"], f["role"], f["tokens"], f["start"], f["end"]) for f in summary["preflight"]
+    ] == [
+        (f"prefill-a{i}", "prefill", 681280, "2026-08-27T00:00:00Z", "2026-09-09T14:52:00Z")
+        for i in range(1, 5)
+    ]
+    assert {f["context_window"] for f in summary["preflight"]} == {1048576}
+
+
+def test_bundled_run_headline_shows_the_engine_evidence(bundled_run) -> None:
+    output, _ = bundled_run
+    assert "engine-confirmed: 155 of 155 exposed responses" in output
+    assert "engine reconciliation: matched 155, gateway-only 0, engine-only 115 (" in output
+    assert "pre-flight: 4 finding(s)" in output
 
 
 @pytest.mark.parametrize(
