@@ -258,6 +258,9 @@ def headline(result: AnalysisResult) -> str:
         f"verdict: {s.get('verdict')}"
         + (f" (flagged: {', '.join(s['flagged_accounts'])})" if s.get("flagged_accounts") else ""),
     ]
+    from .evidence import headline_lines
+
+    lines.extend(headline_lines(s))
     if result.out is not None:
         lines.append(f"outputs: {result.out}")
     return "\n".join(lines)
