@@ -123,3 +123,42 @@ def test_cli_missing_log_is_one_line_error(tmp_path, runner):
     res = runner.invoke(app, ["capacity", str(tmp_path / "nope.log"), "--db", str(tmp_path / "c")])
     assert res.exit_code == 2
     assert "file not found" in res.output
+
+
+BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+
+
+def test_capacity_from_the_bundled_engine_logs_equals_the_case_file(tmp_path, runner):
+    out = tmp_path / "capacity.toml"
+    res = runner.invoke(
+        app,
+        [
+            "capacity",
+            str(BUNDLED / "engine"),
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--context-window",
+            "1048576",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    derived = _case_with(tmp_path, out.read_text(encoding="utf-8")).capacity
+    case = load_case(BUNDLED / "incident.toml").capacity
+    # the case file writes the same pools with node globs: every derived span (exact node)
+    # holds the tokens, start and end of the case entry for its role and time
+    got = sorted({(c.role, c.tokens, c.start, c.end) for c in derived}, key=str)
+    want = sorted({(c.role, c.tokens, c.start, c.end) for c in case}, key=str)
+    assert got == want
+    assert len(derived) == 12  # 4 prefill nodes x 2 starts + 4 decode nodes x 1 start
+    for c in derived:
+        (match,) = [e for e in case if e.role == c.role and e.matches(c.nodes, c.start)]
+        assert match.tokens == c.tokens
+    assert "pre-flight: 4 span(s) with pool < context window" in res.output
+
+
+def _case_with(folder: Path, capacity_toml: str):
+    p = folder / "derived.toml"
+    p.write_text(CASE_HEAD + capacity_toml, encoding="utf-8")
+    return load_case(p)
