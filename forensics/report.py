@@ -293,16 +293,54 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
 
 
 def engine_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Engine-log evidence (pre-flight findings, confirmation, reconciliation) when present."""
-    keys = ("preflight", "engine_confirmed", "engine_reconciliation")
+    """Engine-log evidence when present: confirmation, reconciliation (one row per side and
+    reason), the capacity timeline derived from the logs, and the pre-flight findings."""
+    keys = ("preflight", "engine_confirmed", "engine_reconciliation", "engine_capacity")
     if not any(summary.get(k) is not None for k in keys):
         return None
     preflight = summary.get("preflight")
+    spans = summary.get("engine_capacity")
     return {
-        "preflight": _rows_table(preflight) if isinstance(preflight, list) else None,
+        "preflight": _columns_table(
+            [{**f, "danger_band": _band(f.get("danger_band"))} for f in preflight],
+            ("node", "role", "tokens", "context_window", "danger_band", "start", "end"),
+        )
+        if isinstance(preflight, list)
+        else None,
         "confirmed": summary.get("engine_confirmed"),
-        "reconciliation": dict(sorted((summary.get("engine_reconciliation") or {}).items())),
+        "exposure_count": summary.get("exposure_count"),
+        "signature": summary.get("engine_signature"),
+        "reconciliation": _reconciliation_table(summary.get("engine_reconciliation")),
+        "capacity": _columns_table(spans, ("role", "node", "tokens", "context_len", "start", "end"))
+        if isinstance(spans, list)
+        else None,
     }
+
+
+def _band(band: Any) -> str:
+    if isinstance(band, Mapping):
+        return f"{_cell(band.get('from'))} – {_cell(band.get('to'))}"
+    return _cell(band)
+
+
+def _reconciliation_table(rec: Any) -> Table | None:
+    """matched / gateway_only / engine_only as rows of (side, reason, count)."""
+    if not isinstance(rec, Mapping):
+        return None
+    rows = [["matched", "exposed and engine-confirmed", _cell(rec["matched"]["count"])]]
+    for side in ("gateway_only", "engine_only"):
+        reasons = rec[side].get("reasons") or {}
+        for reason, v in sorted(reasons.items()):
+            rows.append([side.replace("_", "-"), reason, _cell(v["count"])])
+        if not reasons:
+            rows.append([side.replace("_", "-"), "—", _cell(rec[side]["count"])])
+    return Table(["side", "reason", "requests"], rows, numeric=[False, False, True])
+
+
+def _columns_table(rows: Sequence[Any], columns: Sequence[str]) -> Table:
+    dicts = [r for r in rows if isinstance(r, Mapping)]
+    numeric = [all(isinstance(r.get(c), int) for r in dicts) and bool(dicts) for c in columns]
+    return Table(list(columns), [[_cell(r.get(c)) for c in columns] for r in dicts], "", numeric)
 
 
 def inputs_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -149,12 +149,39 @@ def test_missing_classification_and_owner_tables_show_not_available(tmp_path: Pa
 def test_engine_evidence_is_shown_when_the_summary_has_it(tmp_path: Path) -> None:
     summary = {
         **SUMMARY,
+        "engine_signature": 4,
         "engine_confirmed": 3,
-        "engine_reconciliation": {"matched": 3, "gateway_only": 0, "engine_only": 1},
+        "engine_reconciliation": {
+            "matched": {"count": 3},
+            "gateway_only": {"count": 0, "reasons": {}},
+            "engine_only": {
+                "count": 1,
+                "reasons": {
+                    "excluded account (internal-test)": {
+                        "count": 1,
+                        "request_ids": ["r-1"],
+                        "bootstrap_rooms": ["7"],
+                    }
+                },
+            },
+        },
+        "engine_capacity": [
+            {
+                "role": "prefill",
+                "node": "p-1",
+                "tokens": 681280,
+                "context_len": 1048576,
+                "start": "2026-08-27T00:00:00Z",
+                "end": None,
+            }
+        ],
     }
     text = text_of(render_fixture(tmp_path, summary)[0].read_text())
-    assert "same bootstrap_room): 3" in text
-    assert "engine_only 1 gateway_only 0 matched 3" in text
+    assert "same bootstrap_room): 3 of 3; the signature shows in 4 requests" in text
+    assert "matched exposed and engine-confirmed 3" in text
+    assert "gateway-only — 0" in text
+    assert "engine-only excluded account (internal-test) 1" in text
+    assert "prefill p-1 681,280 1,048,576 2026-08-27T00:00:00Z —" in text
 
 
 def test_report_makes_no_network_fetches(tmp_path: Path) -> None:

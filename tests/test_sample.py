@@ -305,8 +305,8 @@ def _assert_run_matches(summary: dict, truth: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def bundled_run(tmp_path_factory) -> tuple[str, dict]:
-    """`forensics run` on the bundled case, once: (printed output, summary.json)."""
+def bundled_run(tmp_path_factory) -> tuple[str, dict, Path]:
+    """`forensics run` on the bundled case, once: (printed output, summary.json, out)."""
     from typer.testing import CliRunner
 
     from forensics.cli import app
@@ -314,11 +314,11 @@ def bundled_run(tmp_path_factory) -> tuple[str, dict]:
     out = tmp_path_factory.mktemp("bundled-run")
     res = CliRunner().invoke(app, ["run", str(BUNDLED / "incident.toml"), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    return res.output, json.loads((out / "summary.json").read_text())
+    return res.output, json.loads((out / "summary.json").read_text()), out
 
 
 def test_forensics_run_finds_155_on_the_bundled_case(bundled_run) -> None:
-    _, summary = bundled_run
+    _, summary, _ = bundled_run
     assert summary["exposure_count"] == 155
     assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
     assert summary["verdict"] == "consistent_with_normal_usage"
@@ -326,7 +326,7 @@ def test_forensics_run_finds_155_on_the_bundled_case(bundled_run) -> None:
 
 
 def test_every_bundled_exposure_is_engine_confirmed(bundled_run) -> None:
-    _, summary = bundled_run
+    _, summary, _ = bundled_run
     assert summary["engine_confirmed"] == 155
     rec = summary["engine_reconciliation"]
     assert rec["matched"] == {"count": 155}
@@ -334,7 +334,7 @@ def test_every_bundled_exposure_is_engine_confirmed(bundled_run) -> None:
 
 
 def test_bundled_engine_only_signatures_are_excluded_or_undelivered(bundled_run) -> None:
-    _, summary = bundled_run
+    _, summary, _ = bundled_run
     # the signature also shows for the 109 excluded requests (60 + 49, truth.json) and for
     # the 6 over-capacity requests whose client went away (status 499) after the decode
     # finished; the 3 with status 500 decoded nothing (output_len=0): no signature
@@ -349,7 +349,7 @@ def test_bundled_engine_only_signatures_are_excluded_or_undelivered(bundled_run)
 
 
 def test_bundled_preflight_flags_every_prefill_node_before_the_fix(bundled_run) -> None:
-    _, summary = bundled_run
+    _, summary, _ = bundled_run
     assert [
         (f["node"], f["role"], f["tokens"], f["start"], f["end"]) for f in summary["preflight"]
     ] == [
@@ -360,10 +360,22 @@ def test_bundled_preflight_flags_every_prefill_node_before_the_fix(bundled_run) 
 
 
 def test_bundled_run_headline_shows_the_engine_evidence(bundled_run) -> None:
-    output, _ = bundled_run
+    output, _, _ = bundled_run
     assert "engine-confirmed: 155 of 155 exposed responses" in output
     assert "engine reconciliation: matched 155, gateway-only 0, engine-only 115 (" in output
     assert "pre-flight: 4 finding(s)" in output
+
+
+def test_bundled_report_shows_capacity_timeline_preflight_and_reconciliation(bundled_run) -> None:
+    _, _, out = bundled_run
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="engine-evidence">') :]
+    section = section[: section.index("</section>")]
+    assert "<strong>155</strong> of 155" in section
+    assert "Capacity timeline derived from the engine logs" in section
+    assert section.count("<td>prefill-a1</td>") == 3  # two spans + one pre-flight finding
+    assert "681,281 – 1,048,576" in section
+    assert '<td>excluded account (internal-test)</td><td class="num">60</td>' in section
 
 
 @pytest.mark.parametrize(
