@@ -472,15 +472,5 @@ def _store(engine: Any, result: Classification) -> None:
         ],
         schema=_TEST_SCHEMA,
     )
-    for table, frame, key in (
-        ("classification_accounts", accounts, "account_id"),
-        ("classification_tests", tests, "test"),
-    ):
-        view = f"_{table}_frame"
-        engine.con.register(view, frame.to_arrow())
-        try:
-            engine.execute(
-                f'CREATE OR REPLACE TABLE "{table}" AS SELECT * FROM {view} ORDER BY {key}'
-            )
-        finally:
-            engine.con.unregister(view)
+    engine.write_frame("classification_accounts", accounts, "account_id")
+    engine.write_frame("classification_tests", tests, "test")

@@ -53,7 +53,9 @@ SparkMasterOpt = Annotated[
 ]
 MemOpt = Annotated[
     str | None,
-    typer.Option("--memory-limit", help="DuckDB memory limit, e.g. 8GB (spills past it)."),
+    typer.Option(
+        "--memory-limit", help="DuckDB memory limit, e.g. 8GB (default 3GB; spills past it)."
+    ),
 ]
 TempOpt = Annotated[
     Path | None, typer.Option("--temp-dir", help="Where DuckDB spills when over the limit.")

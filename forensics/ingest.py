@@ -35,7 +35,10 @@ from .errors import InputError
 from .mapping import Mapping, Source, load_mapping, profile
 
 LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never occurs in JSON text: read each line whole
-MAX_LINE_SIZE = 256 * 1024 * 1024
+MAX_LINE_SIZE = 64 * 1024 * 1024  # longest record line; a 1M-token prompt is ~8 MB of JSON
+# DuckDB reads CSV in buffers of 16 x max_line_size by default (4 GiB for 256 MiB lines),
+# more than a modest memory limit allows; two lines' worth is enough
+READ_BUFFER_SIZE = 2 * MAX_LINE_SIZE
 RAW_LIMIT = 2048
 _CHUNK = 1 << 20
 _KNOWN = {
@@ -445,7 +448,9 @@ def _one(
         default_status=schema.DEFAULT_STATUS,
         source=p.path,
     )
+    engine.execute('DROP TABLE IF EXISTS temp."_ing_mapped"')  # consumed: free its memory
     _temp(engine, "_ing_out", "ingest_classify")
+    engine.execute('DROP TABLE IF EXISTS temp."_ing_typed"')
     engine.run("ingest_insert_requests")
     engine.run("ingest_insert_quarantine", raw_limit=RAW_LIMIT)
     read, loaded, dups, quarantined = engine.rows(queries.load("ingest_counts"))[0]
@@ -496,10 +501,12 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                     path=p.read_path,
                     delim=LINE_DELIM,
                     max_line_size=MAX_LINE_SIZE,
+                    buffer_size=READ_BUFFER_SIZE,
                 )
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
             _temp(engine, "_ing_src", "ingest_json_records")
+            engine.execute('DROP TABLE IF EXISTS temp."_ing_lines"')  # consumed
         elif p.fmt == "csv":
             engine.con.execute("SET preserve_insertion_order = true")
             try:
@@ -509,6 +516,7 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                     "ingest_csv_rows",
                     path=p.read_path,
                     max_line_size=MAX_LINE_SIZE,
+                    buffer_size=READ_BUFFER_SIZE,
                 )
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
@@ -597,7 +605,12 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
             raise _lacks(m, key, src, p.path, "no such column")
         return col
 
-    select = ["__row", f"{raw_expr} AS __raw", "__err"]
+    # raw text only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
+    # on __row): rendering it for every record costs a copy of the whole input
+    engine.execute(
+        f'CREATE OR REPLACE TEMP VIEW "_ing_raw" AS SELECT __row, {raw_expr} AS raw FROM _ing_src'
+    )
+    select = ["__row", "__raw", "__err"]
     effective: dict[str, Source] = {}
     for f in schema.REQUEST_FIELDS:
         src = m.fields.get(f.name)

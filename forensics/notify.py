@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
 from .case import Case
 from .engine import Engine
 from .errors import AnalysisError, InputError
@@ -42,8 +40,8 @@ def load_accounts(engine: Engine, case: Case) -> list[str]:
             fix="give a CSV with an account_id column and any contact columns",
         )
     try:
-        engine.materialize("case_accounts", "notify_accounts_load", path=str(path))
-    except duckdb.Error as e:
+        engine.load_local("case_accounts", "notify_accounts_load", path=str(path))
+    except engine.errors as e:
         raise InputError(
             f"cannot read the accounts file as CSV: {str(e).splitlines()[0]}",
             where=str(path),

@@ -8,11 +8,13 @@ deterministic: re-running into the same folder gives byte-identical files.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import engine as engines
 from . import exposure, owners
 from . import notify as notify_mod
 from .case import Case, load_case
@@ -23,6 +25,7 @@ from .summary import build_summary, write_summary
 
 DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
 CASE_DB = "case.duckdb"
+PARQUET_STORE = "requests"  # run --engine spark: the Parquet case store under out/
 
 
 @dataclass
@@ -45,32 +48,39 @@ def open_engine(
     temp_dir: Path | None = None,
     must_exist: bool = True,
 ) -> Iterator[Engine]:
-    """The SQL engine on the case database `db` (only DuckDB for now)."""
+    """The SQL engine on the case database `db` (DuckDB: a file; Spark: a Parquet case
+    store as `forensics ingest --to-parquet DIR` writes it)."""
     check_engine(engine)
-    if must_exist and not Path(db).is_file():
+    if must_exist and "://" not in str(db) and not _store_exists(Path(db), engine):
         raise InputError(
             "case database not found",
             where=str(db),
-            fix="load logs first: forensics ingest LOG... --db DB (or use forensics run)",
+            fix=(
+                "load logs first: forensics ingest LOG... --db DB (or use forensics run)"
+                if engine == "duckdb"
+                else "with --engine spark, --db is the folder of forensics ingest ... "
+                "--to-parquet DIR (or use forensics run --engine spark)"
+            ),
         )
-    eng = Engine(db, memory_limit=memory_limit, temp_dir=temp_dir)
+    eng = engines.open_engine(
+        engine, db, spark_master=spark_master, memory_limit=memory_limit, temp_dir=temp_dir
+    )
     try:
         yield eng
     finally:
         eng.close()
 
 
+def _store_exists(db: Path, engine: str) -> bool:
+    return db.is_file() if engine == "duckdb" else db.is_dir()
+
+
 def check_engine(engine: str) -> None:
-    """Refuse an engine this build cannot run (Spark plugs in through forensics.spark)."""
-    if engine == "duckdb":
-        return
-    if engine == "spark":
+    """Refuse an engine name this toolkit does not know."""
+    if engine not in engines.ENGINES:
         raise ForensicsError(
-            "the spark engine is not available in this build",
-            where="--engine spark",
-            fix="use --engine duckdb (the default)",
+            f"unknown engine {engine!r}", where="--engine", fix="use duckdb or spark"
         )
-    raise ForensicsError(f"unknown engine {engine!r}", where="--engine", fix="use duckdb or spark")
 
 
 def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
@@ -191,8 +201,7 @@ def run(
 
     with open_engine(
         db,
-        engine,
-        spark_master=spark_master,
+        "duckdb",
         memory_limit=memory_limit,
         temp_dir=Path(temp_dir) if temp_dir else None,
         must_exist=False,
@@ -210,14 +219,36 @@ def run(
                 progress=progress,
             )
             warnings.extend(report_.warnings)
-        result = analyze_engine(eng, case, out, exclusions)
-        result.warnings[:0] = warnings
-        lists = notify_mod.write_lists(eng, case, out)
-        result.paths.extend(lists.paths)
-        result.warnings.extend(lists.warnings)
-        result.paths.extend(_render(eng, case, result.summary, out))
+        with _analysis_engine(eng, engine, out, spark_master) as analysis:
+            result = analyze_engine(analysis, case, out, exclusions)
+            result.warnings[:0] = warnings
+            lists = notify_mod.write_lists(analysis, case, out)
+            result.paths.extend(lists.paths)
+            result.warnings.extend(lists.warnings)
+            result.paths.extend(_render(analysis, case, result.summary, out))
     result.paths.insert(0, db)
     return result
+
+
+@contextlib.contextmanager
+def _analysis_engine(
+    ingested: Engine, engine: str, out: Path, spark_master: str | None
+) -> Iterator[Any]:
+    """The engine that analyzes what `run` ingested: the same DuckDB database, or (spark)
+    a Parquet case store exported from it into out/requests (+ out/requests_tables);
+    ingest is DuckDB's job."""
+    if engine == "duckdb":
+        yield ingested
+        return
+    from . import ingest as ingest_mod
+
+    store = out / PARQUET_STORE
+    for stale in (store, out / f"{PARQUET_STORE}_tables"):
+        if stale.exists():
+            shutil.rmtree(stale)
+    ingest_mod.export_parquet(ingested, store)
+    with open_engine(store, engine, spark_master=spark_master) as analysis:
+        yield analysis
 
 
 def demo(out: str | Path = "forensics-demo", progress: bool = False) -> AnalysisResult:

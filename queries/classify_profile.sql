@@ -11,15 +11,18 @@ WITH analysed AS (
       )
 ),
 buckets AS (
+    -- generate_series is inclusive: the days d with d < $end (portable to Spark's sequence)
     SELECT 'hour' AS profile, lpad(h::VARCHAR, 2, '0') AS bucket
-    FROM range(24) AS r(h)
+    FROM (SELECT unnest(generate_series(0, 23)) AS h)
     UNION ALL
     SELECT 'day' AS profile, strftime(d, '%Y-%m-%d') AS bucket
-    FROM range(
-        date_trunc('day', $start::TIMESTAMPTZ AT TIME ZONE 'UTC'),
-        $end::TIMESTAMPTZ AT TIME ZONE 'UTC',
-        INTERVAL 1 DAY
-    ) AS r(d)
+    FROM (
+        SELECT unnest(generate_series(
+            date_trunc('day', $start::TIMESTAMPTZ AT TIME ZONE 'UTC'),
+            ($end::TIMESTAMPTZ AT TIME ZONE 'UTC') - INTERVAL 1 MICROSECOND,
+            INTERVAL 1 DAY
+        )) AS d
+    )
 ),
 counts AS (
     SELECT

@@ -8,5 +8,6 @@ FROM read_csv(
     store_rejects = true,
     rejects_table = '_ing_rejects',
     rejects_scan = '_ing_rejects_scan',
-    max_line_size = $max_line_size
+    max_line_size = $max_line_size,
+    buffer_size = $buffer_size
 )

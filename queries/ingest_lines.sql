@@ -11,5 +11,6 @@ FROM read_csv(
     header = false,
     auto_detect = false,
     strict_mode = false,
-    max_line_size = $max_line_size
+    max_line_size = $max_line_size,
+    buffer_size = $buffer_size
 )

@@ -1,10 +1,14 @@
 -- Data owners, policy pool-walkback (SPEC.md "Analyses"). The pool of a decode node: the
 -- requests of the case's models that arrived inside the window and were served on it with a
 -- success status; each ends at coalesce(ts_end, ts) and holds prompt + completion tokens.
--- Per node, a running sum R over the pool ordered by (end, request_id) and, for an exposed
--- request e, T(e) = the pool tokens that ended strictly before e.ts. Walking back newest first,
--- the tokens of the newer candidates before c are T(e) - R(c), so c is a candidate while
--- R(c) > T(e) - capacity. Candidates of another account than e's are its data owners.
+-- Per node, the pool ordered by (end, request_id) gets a rank rn and a running token sum R.
+-- For an exposed request e: hi = the pool requests that ended strictly before e.ts and
+-- T(e) = their tokens. Walking back newest first, the tokens of the newer candidates before
+-- c are T(e) - R(c), so c is a candidate while R(c) > T(e) - capacity; R grows with rn, so
+-- the candidates are the ranks lo..hi, lo = 1 + the pool requests with R <= T(e) - capacity.
+-- Both counts come from running sums over merged event streams (no range join: the cost
+-- stays n log n however many exposed requests there are); the ranks are then expanded and
+-- joined back on (node, rn). Candidates of another account than e's are its data owners.
 WITH pool AS (
     SELECT
         r.request_id, r.account_id, r.decode_node,
@@ -22,42 +26,70 @@ targets AS (
     WHERE decode_node IS NOT NULL AND decode_capacity IS NOT NULL
 ),
 events AS (
-    SELECT decode_node, end_ts AS t, 1 AS kind, request_id, tokens FROM pool
+    SELECT decode_node, end_ts AS t, 1 AS kind, request_id, tokens, account_id
+    FROM pool
     UNION ALL
     SELECT decode_node, exposed_ts AS t, 0 AS kind, exposed_request_id AS request_id,
-           0 AS tokens
+           0 AS tokens, NULL AS account_id
     FROM targets
 ),
 running AS (
     SELECT
-        decode_node, t, kind, request_id,
-        sum(tokens) OVER (
-            PARTITION BY decode_node ORDER BY t, kind, request_id
-            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS cum
+        decode_node, t, kind, request_id, account_id,
+        CAST(sum(tokens) OVER w AS BIGINT) AS cum,
+        CAST(sum(kind) OVER w AS BIGINT) AS rn
     FROM events
+    WINDOW w AS (
+        PARTITION BY decode_node ORDER BY t, kind, request_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    )
 ),
-pool_cum AS (
-    SELECT p.*, x.cum
-    FROM pool AS p
-    JOIN running AS x ON x.kind = 1 AND x.request_id = p.request_id
+pool_ranked AS (
+    SELECT decode_node, rn, cum, request_id, account_id, t AS end_ts
+    FROM running
+    WHERE kind = 1
 ),
-target_cum AS (
-    SELECT g.*, x.cum
+target_hi AS (
+    SELECT g.*, x.cum AS before_cum, x.rn AS hi
     FROM targets AS g
-    JOIN running AS x ON x.kind = 0 AND x.request_id = g.exposed_request_id
+    JOIN running AS x
+      ON x.kind = 0 AND x.request_id = g.exposed_request_id AND x.decode_node = g.decode_node
+),
+cuts AS (
+    SELECT decode_node, cum AS k, 0 AS kind, NULL AS exposed_request_id FROM pool_ranked
+    UNION ALL
+    SELECT decode_node, before_cum - decode_capacity AS k, 1 AS kind, exposed_request_id
+    FROM target_hi
+),
+below AS (
+    SELECT
+        kind, exposed_request_id,
+        CAST(sum(1 - kind) OVER (
+            PARTITION BY decode_node ORDER BY k, kind
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        ) AS BIGINT) AS n_below
+    FROM cuts
+),
+spans AS (
+    SELECT h.exposed_request_id, h.exposed_account_id, h.exposed_ts, h.decode_node,
+           b.n_below + 1 AS lo, h.hi
+    FROM target_hi AS h
+    JOIN below AS b ON b.kind = 1 AND b.exposed_request_id = h.exposed_request_id
+    WHERE h.hi >= b.n_below + 1
+),
+pairs AS (
+    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node,
+           unnest(range(lo, hi + 1)) AS rn
+    FROM spans
 )
 SELECT
-    g.exposed_request_id,
-    g.exposed_account_id,
-    g.exposed_ts,
-    g.decode_node,
+    x.exposed_request_id,
+    x.exposed_account_id,
+    x.exposed_ts,
+    x.decode_node,
     p.request_id AS owner_request_id,
     p.account_id AS owner_account_id,
     p.end_ts AS owner_end_ts
-FROM target_cum AS g
-JOIN pool_cum AS p
-  ON p.decode_node = g.decode_node
- AND p.end_ts < g.exposed_ts
- AND p.cum > g.cum - g.decode_capacity
-WHERE p.account_id <> g.exposed_account_id
+FROM pairs AS x
+JOIN pool_ranked AS p ON p.decode_node = x.decode_node AND p.rn = x.rn
+WHERE p.account_id <> x.exposed_account_id

@@ -2,5 +2,6 @@
 SELECT count(*) AS lines
 FROM read_csv(
     $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-    header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456
+    header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
+    buffer_size = 268435456
 )

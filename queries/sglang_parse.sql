@@ -7,7 +7,8 @@ WITH raw AS (
     SELECT ordinality AS source_row, line
     FROM read_csv(
         $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456
+        header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
+        buffer_size = 268435456
     ) WITH ORDINALITY
 ),
 env AS (

@@ -152,12 +152,12 @@ def test_analyze_without_a_case_database_is_one_line_error(runner, tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_spark_engine_is_refused_until_it_is_available(runner, tmp_path):
+def test_unknown_engine_is_refused(runner, tmp_path):
     result = runner.invoke(
-        app, ["run", str(CASE_FILE), "--out", str(tmp_path), "--engine", "spark"]
+        app, ["run", str(CASE_FILE), "--out", str(tmp_path), "--engine", "nosuch"]
     )
     assert result.exit_code == 2
-    assert "spark engine is not available" in result.output
+    assert "unknown engine 'nosuch'" in result.output
 
 
 @pytest.mark.slow

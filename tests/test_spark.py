@@ -1,0 +1,125 @@
+"""The Spark engine gives byte-identical outputs to DuckDB (bundled and generated cases).
+
+One local[2] SparkSession is shared by the module; every engine the pipeline opens reuses it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics import pipeline, sample
+from forensics.cli import app
+from forensics.spark import _spark_format, resolve_master, session
+
+pytestmark = pytest.mark.spark
+
+BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
+COMPARED = (
+    "summary.json",
+    "exposed_requests.csv",
+    "notify/recipients.csv",
+    "notify/data_owners.csv",
+    "notify/excluded.csv",
+)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    s = session("local[2]")
+    yield s
+    s.stop()
+
+
+def _run_both(case: Path, out: Path) -> tuple[Path, Path]:
+    pipeline.run(case, out / "duckdb")
+    pipeline.run(case, out / "spark", engine="spark")
+    return out / "duckdb", out / "spark"
+
+
+def _differing(a: Path, b: Path) -> list[str]:
+    return [name for name in COMPARED if (a / name).read_bytes() != (b / name).read_bytes()]
+
+
+@pytest.fixture(scope="module")
+def bundled(spark, tmp_path_factory) -> tuple[Path, Path]:
+    return _run_both(BUNDLED, tmp_path_factory.mktemp("bundled"))
+
+
+@pytest.fixture(scope="module")
+def generated(spark, tmp_path_factory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("generated")
+    sample.generate(base / "case", requests=30_000, seed=7, fmt="jsonl", engine_logs=True)
+    return _run_both(base / "case" / "incident.toml", base)
+
+
+def test_bundled_case_outputs_are_byte_identical_on_both_engines(bundled):
+    duck, spark_out = bundled
+    assert _differing(duck, spark_out) == []
+
+
+def test_bundled_case_on_spark_finds_the_reference_155_exposures(bundled):
+    summary = json.loads((bundled[1] / "summary.json").read_text())
+    assert summary["exposure_count"] == 155
+    assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+
+
+def test_generated_case_outputs_are_byte_identical_on_both_engines(generated):
+    duck, spark_out = generated
+    assert _differing(duck, spark_out) == []
+
+
+def test_run_on_spark_writes_the_hive_partitioned_requests_store(bundled):
+    store = bundled[1] / "requests"
+    days = sorted(p.name for p in store.iterdir() if p.is_dir())
+    assert days[0] == "day=2026-08-20"
+    models = {p.name for p in store.glob("day=*/model=*")}
+    assert "model=%40cf%2Fzai-org%2Fglm-5.3" in models
+    assert (bundled[1] / "requests_tables" / "inputs").is_dir()
+
+
+def test_analyze_notify_report_on_a_parquet_store_through_the_cli(bundled, runner, tmp_path):
+    duck, spark_out = bundled
+    store = str(spark_out / "requests")
+    common = ["--db", store, "--out", str(tmp_path), "--engine", "spark"]
+    for command in ("analyze", "notify", "report"):
+        result = runner.invoke(app, [command, str(BUNDLED), *common])
+        assert result.exit_code == 0, result.output
+    assert _differing(duck, tmp_path) == []
+    assert (tmp_path / "report.html").is_file()
+
+
+def test_spark_engine_on_a_missing_store_is_one_clear_error(runner, tmp_path):
+    missing = str(tmp_path / "nope")
+    args = ["analyze", str(BUNDLED), "--db", missing, "--out", str(tmp_path), "--engine", "spark"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert "--to-parquet" in result.output
+
+
+def test_glob_matches_like_duckdb_on_spark(spark):
+    from forensics.spark import spark_sql
+
+    text, _ = spark_sql(
+        "SELECT 'decode-b7' GLOB 'decode-b*' AS a, 'decode-a1' GLOB 'decode-b*' AS b, "
+        "'n.1' GLOB 'n?1' AS c, 'nx1' GLOB 'n.1' AS d"
+    )
+    assert spark.sql(text).collect()[0] == (True, False, True, False)
+
+
+def test_strftime_format_becomes_a_quoted_spark_pattern():
+    assert _spark_format("%Y-%m-%dT%H:%M:%S.%fZ") == "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
+
+
+def test_master_comes_from_the_option_then_env_then_spark_defaults(monkeypatch, tmp_path):
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert resolve_master() == "local[*]"
+    (tmp_path / "spark-defaults.conf").write_text("spark.master spark://h:7077\n")
+    assert resolve_master() is None
+    monkeypatch.setenv("SPARK_MASTER", "spark://env:7077")
+    assert resolve_master() == "spark://env:7077"
+    assert resolve_master("local[3]") == "local[3]"
