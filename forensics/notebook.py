@@ -36,14 +36,11 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from . import charts, exposure, owners, queries, report
-from . import classify as classify_mod
-from . import evidence as evidence_mod
+from . import charts, exposure, queries, report
 from .case import Case, load_case
 from .engine import Engine
 from .errors import ForensicsError, InputError
-from .pipeline import CASE_DB, AnalysisResult, headline
-from .summary import build_summary
+from .pipeline import CASE_DB, AnalysisResult, headline, ingest_sources, summarize
 
 ANALYSIS_TABLES = (
     "bands",
@@ -366,18 +363,7 @@ class Investigation:
                 where=str(self.case.path),
                 fix="add [[source]] entries, or pass db= a database loaded by forensics ingest",
             )
-        from . import ingest as ingest_mod
-
-        for source in self.case.sources:
-            result = ingest_mod.ingest_into(
-                self.engine,
-                [source.path],
-                mapping=source.mapping,
-                profile=source.profile,
-                node=source.node,
-                role=source.role,
-            )
-            self.warnings.extend(result.warnings)
+        self.warnings.extend(ingest_sources(self.engine, self.case))
 
     def _analysis_is_current(self) -> bool:
         """Whether the analysis tables exist and `bands` used this object's exclusion setting."""
@@ -391,16 +377,9 @@ class Investigation:
     def _summarize(self) -> dict[str, Any]:
         """The summary from the current `bands`: the analyze steps after the bands, in order."""
         exposure.load_case_tables(self.engine, self.case, self.exclusions)
-        attribution = owners.attribute(self.engine, self.case)
-        classification = classify_mod.classify(self.engine, self.case, self.exclusions)
-        return build_summary(
-            self.engine,
-            self.case,
-            exclusions=self.exclusions,
-            owners=attribution,
-            classification=classification.to_summary(),
-            evidence=evidence_mod.engine_evidence(self.engine, self.case),
-        )
+        summary, warnings = summarize(self.engine, self.case, self.exclusions)
+        self.warnings.extend(w for w in warnings if w not in self.warnings)
+        return summary
 
     def _window(self) -> tuple[str, str]:
         return charts.iso(self.case.window_start), charts.iso(self.case.window_end)

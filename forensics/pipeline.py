@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import classify, evidence, exposure, owners
 from . import engine as engines
-from . import exposure, owners
+from . import ingest as ingest_mod
 from . import notify as notify_mod
+from . import report as report_mod
 from .case import Case, load_case
 from .engine import Engine
 from .errors import AnalysisError, ForensicsError, InputError
@@ -83,21 +85,39 @@ def check_engine(engine: str) -> None:
         )
 
 
-def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
-    """Bands, data owners, classification on an open engine; writes summary + exposed CSV."""
-    exposure.compute_bands(eng, case, exclusions)
-    attribution = owners.attribute(eng, case)
+def ingest_sources(
+    eng: Engine, case: Case, *, temp_dir: str | Path | None = None, progress: bool = False
+) -> list[str]:
+    """Ingest every `[[source]]` of the case into the open database; returns the warnings."""
     warnings: list[str] = []
-    classification = _classify(eng, case, exclusions, warnings)
-    evidence = _evidence(eng, case)
+    for source in case.sources:
+        report_ = ingest_mod.ingest_into(
+            eng,
+            [source.path],
+            mapping=source.mapping,
+            profile=source.profile,
+            node=source.node,
+            role=source.role,
+            temp_dir=temp_dir,
+            progress=progress,
+        )
+        warnings.extend(report_.warnings)
+    return warnings
+
+
+def summarize(eng: Engine, case: Case, exclusions: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """The analysis steps after the bands (data owners, classification, engine evidence) and
+    the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
+    attribution = owners.attribute(eng, case)
     summary = build_summary(
         eng,
         case,
         exclusions=exclusions,
         owners=attribution,
-        classification=classification,
-        evidence=evidence,
+        classification=classify.classify(eng, case, exclusions).to_summary(),
+        evidence=evidence.engine_evidence(eng, case),
     )
+    warnings: list[str] = []
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
     if summary["bands"]["unknown_capacity"]:
@@ -105,6 +125,13 @@ def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) 
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
+    return summary, warnings
+
+
+def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
+    """Bands, data owners, classification on an open engine; writes summary + exposed CSV."""
+    exposure.compute_bands(eng, case, exclusions)
+    summary, warnings = summarize(eng, case, exclusions)
     out.mkdir(parents=True, exist_ok=True)
     paths = [
         write_summary(summary, out / "summary.json"),
@@ -197,8 +224,6 @@ def run(
     db = out / CASE_DB
     for stale in (db, db.with_name(db.name + ".wal")):
         stale.unlink(missing_ok=True)
-    from . import ingest as ingest_mod
-
     with open_engine(
         db,
         "duckdb",
@@ -206,19 +231,7 @@ def run(
         temp_dir=Path(temp_dir) if temp_dir else None,
         must_exist=False,
     ) as eng:
-        warnings: list[str] = []
-        for source in case.sources:
-            report_ = ingest_mod.ingest_into(
-                eng,
-                [source.path],
-                mapping=source.mapping,
-                profile=source.profile,
-                node=source.node,
-                role=source.role,
-                temp_dir=temp_dir,
-                progress=progress,
-            )
-            warnings.extend(report_.warnings)
+        warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
         with _analysis_engine(eng, engine, out, spark_master) as analysis:
             result = analyze_engine(analysis, case, out, exclusions)
             result.warnings[:0] = warnings
@@ -240,8 +253,6 @@ def _analysis_engine(
     if engine == "duckdb":
         yield ingested
         return
-    from . import ingest as ingest_mod
-
     store = out / PARQUET_STORE
     for stale in (store, out / f"{PARQUET_STORE}_tables"):
         if stale.exists():
@@ -297,28 +308,5 @@ def headline(result: AnalysisResult) -> str:
     return "\n".join(lines)
 
 
-def _classify(
-    eng: Engine, case: Case, exclusions: bool, warnings: list[str]
-) -> dict[str, Any] | None:
-    try:
-        from . import classify as classify_mod
-    except ImportError:
-        warnings.append("usage classification is not available in this build")
-        return None
-    return classify_mod.classify(eng, case, exclusions).to_summary()
-
-
-def _evidence(eng: Engine, case: Case) -> dict[str, Any] | None:
-    try:
-        from . import evidence as evidence_mod
-    except ImportError:
-        return None
-    return evidence_mod.engine_evidence(eng, case)
-
-
 def _render(eng: Engine, case: Case, summary: dict[str, Any], out: Path) -> list[Path]:
-    try:
-        from . import report as report_mod
-    except ImportError:
-        return []
     return list(report_mod.render_report(eng, case, summary, out))
