@@ -33,6 +33,12 @@ class SQLEngine(Protocol):
     def table_exists(self, table: str) -> bool:
         """Whether the case database holds `table`."""
 
+    def load_local(self, table: str, query: str, **params: Any) -> None:
+        """Materialize `table` from a query over driver-local files (e.g. a CSV)."""
+
+    def write_frame(self, table: str, frame: pl.DataFrame, order_by: str) -> None:
+        """Replace table `table` with a small Polars frame, rows sorted by `order_by`."""
+
 
 def bind(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     """The subset of `params` the SQL text refers to; a missing one is a programming error."""
@@ -48,6 +54,8 @@ DEFAULT_MEMORY_LIMIT = "3GB"  # keeps a 20M-request case under 4 GB of RSS (benc
 
 class Engine:
     """A DuckDB case database (a file, or in memory when `path` is None), time zone UTC."""
+
+    errors: tuple[type[BaseException], ...] = (duckdb.Error,)  # what a bad query raises
 
     def __init__(
         self,
@@ -91,6 +99,19 @@ class Engine:
         sql = queries.load(query)
         self.con.execute(f'CREATE OR REPLACE TABLE "{table}" AS {sql}', bind(sql, params))
 
+    def load_local(self, table: str, query: str, **params: Any) -> None:
+        self.materialize(table, query, **params)
+
+    def write_frame(self, table: str, frame: pl.DataFrame, order_by: str) -> None:
+        view = f"_{table}_frame"
+        self.con.register(view, frame.to_arrow())
+        try:
+            self.con.execute(
+                f'CREATE OR REPLACE TABLE "{table}" AS SELECT * FROM {view} ORDER BY "{order_by}"'
+            )
+        finally:
+            self.con.unregister(view)
+
     def frame(self, query: str, **params: Any) -> pl.DataFrame:
         return self.sql_frame(queries.load(query), **params)
 
@@ -114,3 +135,33 @@ class Engine:
                 {"t": table},
             ).fetchall()[0][0]
         )
+
+
+ENGINES = ("duckdb", "spark")
+
+
+def open_engine(
+    kind: str,
+    path: str | Path | None,
+    *,
+    spark_master: str | None = None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+) -> Any:
+    """The one factory of engines: DuckDB on a case database file, or Spark on a Parquet
+    case store (`forensics ingest --to-parquet DIR`)."""
+    from .errors import ForensicsError
+
+    if kind == "duckdb":
+        return Engine(path, memory_limit=memory_limit, temp_dir=temp_dir)
+    if kind == "spark":
+        try:
+            from .spark import SparkEngine
+        except ImportError as e:
+            raise ForensicsError(
+                f"the spark engine needs PySpark and SQLGlot ({e.name} is missing)",
+                where="--engine spark",
+                fix="pip install 'kv-forensics[spark]' (and a Java runtime)",
+            ) from None
+        return SparkEngine(str(path), master=spark_master)
+    raise ForensicsError(f"unknown engine {kind!r}", where="--engine", fix="use duckdb or spark")

@@ -194,8 +194,13 @@ def ingest_into(
     return report
 
 
+PARQUET_SIDE_TABLES = ("inputs", "engine_capacity", "engine_requests", "engine_aborts")
+
+
 def export_parquet(engine: Engine, out_dir: str | Path) -> Path:
-    """Write `requests` as Parquet under out_dir, hive-partitioned by day (UTC) and model."""
+    """Write `requests` as Parquet under out_dir, hive-partitioned by day (UTC) and model,
+    and the tables of PARQUET_SIDE_TABLES present under OUT_DIR_tables/NAME/ beside it (the
+    case store `--engine spark` reads)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = str(out).replace("'", "''")  # a path, not data: COPY TO takes no parameter
@@ -203,6 +208,13 @@ def export_parquet(engine: Engine, out_dir: str | Path) -> Path:
         f"COPY ({queries.load('ingest_parquet_export')}) TO '{target}' "
         "(FORMAT parquet, PARTITION_BY (day, model), OVERWRITE_OR_IGNORE)"
     )
+    # the small tables beside it (not inside: readers glob out_dir/**/*.parquet)
+    for table in PARQUET_SIDE_TABLES:
+        if engine.table_exists(table):
+            folder = out.parent / f"{out.name}_tables" / table
+            folder.mkdir(parents=True, exist_ok=True)
+            path = str(folder / "part-0.parquet").replace("'", "''")
+            engine.execute(f"COPY (SELECT * FROM {table}) TO '{path}' (FORMAT parquet)")
     return out
 
 
