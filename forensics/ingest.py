@@ -448,21 +448,33 @@ def _one(
         return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
     seen[p.sha256] = p.path
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM "{p.table}"')
-    id_mapped = "request_id" in _map(engine, p, m)
-    _temp(
-        engine,
-        "_ing_typed",
-        "ingest_typed",
-        id_mapped=id_mapped,
-        id_prefix=p.sha256[:16],
-        unit=m.unit,
-        tz=m.timezone,
-        default_status=schema.DEFAULT_STATUS,
-        source=p.path,
+    effective, mapped_sql, params = _map(engine, p, m)
+    # one pass: source -> mapped text (a CTE) -> typed records with their reason
+    typed_sql = (
+        f'CREATE OR REPLACE TEMP TABLE "_ing_typed" AS WITH _ing_mapped AS ({mapped_sql}) '
+        f"SELECT * FROM ({queries.load('ingest_typed')})"
     )
-    engine.execute('DROP TABLE IF EXISTS temp."_ing_mapped"')  # consumed: free its memory
-    _temp(engine, "_ing_out", "ingest_classify")
-    engine.execute('DROP TABLE IF EXISTS temp."_ing_typed"')
+    try:
+        engine.execute(
+            typed_sql,
+            **params,
+            id_mapped="request_id" in effective,
+            id_prefix=p.sha256[:16],
+            unit=m.unit,
+            tz=m.timezone,
+            default_status=schema.DEFAULT_STATUS,
+            source=p.path,
+        )
+    except duckdb.Error as e:
+        raise InputError(
+            f"the mapping cannot be applied ({_first_line(e)})",
+            where=f"{m.origin} on {p.path}",
+            fix="check the sql expressions and paths in [fields]/[extra] against the source",
+        ) from None
+    # only records whose request_id repeats (or was loaded before) are compared by content;
+    # `_ing_out` is a view: the typed table plus that small table of outcomes
+    _temp(engine, "_ing_special", "ingest_classify")
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest_out")}')
     engine.run("ingest_insert_requests")
     engine.run("ingest_insert_quarantine", raw_limit=RAW_LIMIT)
     read, loaded, dups, quarantined = engine.rows(queries.load("ingest_counts"))[0]
@@ -569,8 +581,9 @@ def _json_structure(engine: Engine) -> dict[str, Any] | None:
     return json.loads(text) if text else None
 
 
-def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
-    """Build `_ing_mapped` (__row, __raw, __err, v_<field> as text, extra); the fields used."""
+def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], str, dict[str, Any]]:
+    """The fields used, and the SELECT (with its parameters) of the mapped records: __row,
+    __raw, __err, v_<field> as text, extra."""
     params: dict[str, Any] = {}
     if p.fmt == "jsonl":
         structure = _json_structure(engine)
@@ -593,6 +606,9 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
         packed = ", ".join(f"{_ident(c)} := {_ident(c)}" for c in source_cols)
         raw_expr = f"coalesce(__raw, CAST(to_json(struct_pack({packed})) AS VARCHAR))"
 
+    text_paths: list[str] = []  # JSON paths read as text (fields) ...
+    json_paths: list[str] = []  # ... and as JSON (extra)
+
     def expr(key: str, src: Source, as_json: bool) -> str | None:
         if src.kind == "const":
             params[f"c_{key}"] = src.value if as_json else str(src.value)
@@ -607,9 +623,10 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
                 if src.optional:
                     return None
                 raise _lacks(m, key, src, p.path, "records have no such field")
-            params[f"p_{key}"] = _json_path(path)
-            fn = "json_extract" if as_json else "json_extract_string"
-            return f"{fn}(__j, $p_{key})"
+            # one json_extract(_string) call per record for all paths: parses it once
+            paths = json_paths if as_json else text_paths
+            paths.append(_json_path(path))
+            return f"{'__jx' if as_json else '__jv'}[{len(paths)}]"
         col = _column_ref(path, columns)
         if col is None:
             if src.optional:
@@ -643,17 +660,18 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> dict[str, Source]:
         select.append("TRY_CAST(extra AS JSON) AS extra")
     else:
         select.append("NULL::JSON AS extra")
-    sql = f'CREATE OR REPLACE TEMP TABLE "_ing_mapped" AS SELECT {", ".join(select)} FROM _ing_src'
     _validate_sql(engine, m, p, columns)
-    try:
-        engine.execute(sql, **params)
-    except duckdb.Error as e:
-        raise InputError(
-            f"the mapping cannot be applied ({_first_line(e)})",
-            where=f"{m.origin} on {p.path}",
-            fix="check the sql expressions and paths in [fields]/[extra] against the source",
-        ) from None
-    return effective
+    source = "_ing_src"
+    if text_paths or json_paths:
+        lists = []
+        if text_paths:
+            params["text_paths"] = text_paths
+            lists.append("json_extract_string(__j, $text_paths) AS __jv")
+        if json_paths:
+            params["json_paths"] = json_paths
+            lists.append("json_extract(__j, $json_paths) AS __jx")
+        source = f"(SELECT *, {', '.join(lists)} FROM _ing_src)"
+    return effective, f"SELECT {', '.join(select)} FROM {source}", params
 
 
 def _validate_sql(engine: Engine, m: Mapping, p: _Prepared, columns: dict[str, str]) -> None:

@@ -1,22 +1,28 @@
--- Each record of one input -> outcome: load | duplicate | conflict | quarantine.
+-- Outcomes of the records of one input whose request_id needs a content comparison: it
+-- repeats within the input or is already in `requests` (earlier inputs). Every other valid
+-- record is loaded (see ingest_out), so content hashes are computed for these few only.
 -- Content = every loaded column but provenance. The first occurrence (lowest row) of a
 -- request_id is loaded; later identical ones are duplicates, later differing ones conflicts.
--- A request_id already in `requests` (earlier inputs) makes every record of it a duplicate
--- (same content) or a conflict.
-WITH t AS (
+-- A request_id already in `requests` makes every record of it a duplicate (same content) or
+-- a conflict.
+WITH valid AS (
+    SELECT request_id FROM _ing_typed WHERE reason IS NULL
+),
+keys AS (
+    SELECT request_id FROM valid GROUP BY request_id HAVING count(*) > 1
+    UNION
+    SELECT request_id FROM requests WHERE request_id IN (SELECT request_id FROM valid)
+),
+t AS (
     SELECT
-        *,
+        source_row,
+        request_id,
         md5(to_json(struct_pack(
             request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
             prefill_node, decode_node, ts_end, extra := extra::VARCHAR
         ))) AS content
     FROM _ing_typed
-),
-firsts AS (
-    SELECT request_id, min(source_row) AS first_row, arg_min(content, source_row) AS first_content
-    FROM t
-    WHERE reason IS NULL
-    GROUP BY request_id
+    WHERE reason IS NULL AND request_id IN (SELECT request_id FROM keys)
 ),
 existing AS (
     SELECT
@@ -26,18 +32,24 @@ existing AS (
             r.status, r.prefill_node, r.decode_node, r.ts_end, extra := r.extra::VARCHAR
         ))) AS content
     FROM requests AS r
-    SEMI JOIN firsts ON r.request_id = firsts.request_id
+    WHERE r.request_id IN (SELECT request_id FROM keys)
+),
+ranked AS (
+    SELECT
+        t.*,
+        min(t.source_row) OVER w AS first_row,
+        arg_min(t.content, t.source_row) OVER w AS first_content
+    FROM t
+    WINDOW w AS (PARTITION BY t.request_id)
 )
 SELECT
-    t.* EXCLUDE (content),
+    t.source_row,
     CASE
-        WHEN t.reason IS NOT NULL THEN 'quarantine'
         WHEN e.request_id IS NOT NULL AND e.content = t.content THEN 'duplicate'
         WHEN e.request_id IS NOT NULL THEN 'conflict'
-        WHEN t.source_row = f.first_row THEN 'load'
-        WHEN t.content = f.first_content THEN 'duplicate'
+        WHEN t.source_row = t.first_row THEN 'load'
+        WHEN t.content = t.first_content THEN 'duplicate'
         ELSE 'conflict'
     END AS outcome
-FROM t
-LEFT JOIN firsts AS f ON t.request_id = f.request_id AND t.reason IS NULL
-LEFT JOIN existing AS e ON t.request_id = e.request_id AND t.reason IS NULL
+FROM ranked AS t
+LEFT JOIN existing AS e ON t.request_id = e.request_id
