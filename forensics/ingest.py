@@ -516,12 +516,13 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
     """Read input i into temp table `_ing_src_i`: __row, __err, __raw, source columns."""
     try:
         if p.fmt == "jsonl":
+            stage = f"_ing_json_{i}"
             engine.con.execute("SET preserve_insertion_order = true")
             try:
                 _temp(
                     engine,
-                    "_ing_lines",
-                    "ingest_lines",
+                    stage,
+                    "ingest_json_records",
                     path=p.read_path,
                     delim=LINE_DELIM,
                     max_line_size=MAX_LINE_SIZE,
@@ -529,8 +530,13 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                 )
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
-            _temp(engine, "_ing_src", "ingest_json_records")
-            engine.execute('DROP TABLE IF EXISTS temp."_ing_lines"')  # consumed
+            # rowid is the 0-based line number (blank lines kept in the table, not records)
+            table = f"_ing_src_{i}"
+            engine.execute(
+                f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + 1 AS __row, '
+                f'__j, __err, __raw FROM "{stage}" WHERE NOT __blank'
+            )
+            return table
         elif p.fmt == "csv":
             engine.con.execute("SET preserve_insertion_order = true")
             try:
@@ -585,19 +591,23 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
     """The fields used, and the SELECT (with its parameters) of the mapped records: __row,
     __raw, __err, v_<field> as text, extra."""
     params: dict[str, Any] = {}
+    source = "_ing_src"  # what the mapped SELECT reads (and { sql = ... } binds against)
     if p.fmt == "jsonl":
         structure = _json_structure(engine)
         if structure is not None and any(s.kind == "sql" for s in m.fields.values()) | any(
             s.kind == "sql" for s in m.extra.values()
         ):
-            engine.execute(
-                'CREATE OR REPLACE TEMP TABLE "_ing_src2" AS SELECT * EXCLUDE (__rec), '
-                "__rec.* FROM (SELECT *, json_transform(__j, $structure) AS __rec "
-                "FROM _ing_src)",
-                structure=json.dumps(structure),
+            # the records as columns for { sql = ... }: a subquery of the typed pass, not a copy
+            params["structure"] = json.dumps(structure)
+            source = (
+                "(SELECT * EXCLUDE (__rec), __rec.* FROM "
+                "(SELECT *, json_transform(__j, $structure) AS __rec FROM _ing_src))"
             )
-            engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM _ing_src2')
-        columns = _columns(engine, "_ing_src")
+            cur = engine.con.execute(f"SELECT * FROM {source} LIMIT 0", params)
+            columns = {d[0]: str(d[1]) for d in cur.description or []}
+            cur.fetchall()
+        else:
+            columns = _columns(engine, "_ing_src")
         raw_expr = "coalesce(__raw, CAST(__j AS VARCHAR))"
     else:
         structure = None
@@ -660,8 +670,7 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
         select.append("TRY_CAST(extra AS JSON) AS extra")
     else:
         select.append("NULL::JSON AS extra")
-    _validate_sql(engine, m, p, columns)
-    source = "_ing_src"
+    _validate_sql(engine, m, p, columns, source, params)
     if text_paths or json_paths:
         lists = []
         if text_paths:
@@ -670,18 +679,28 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
         if json_paths:
             params["json_paths"] = json_paths
             lists.append("json_extract(__j, $json_paths) AS __jx")
-        source = f"(SELECT *, {', '.join(lists)} FROM _ing_src)"
+        source = f"(SELECT *, {', '.join(lists)} FROM {source})"
     return effective, f"SELECT {', '.join(select)} FROM {source}", params
 
 
-def _validate_sql(engine: Engine, m: Mapping, p: _Prepared, columns: dict[str, str]) -> None:
-    """Each { sql = ... } must bind against the source's columns."""
+def _validate_sql(
+    engine: Engine,
+    m: Mapping,
+    p: _Prepared,
+    columns: dict[str, str],
+    source: str,
+    params: dict[str, Any],
+) -> None:
+    """Each { sql = ... } must bind against the source's columns (`source`: a table name or
+    a subquery taking `params`)."""
     for section, table in (("fields", m.fields), ("extra", m.extra)):
         for key, src in table.items():
             if src.kind != "sql":
                 continue
             try:
-                engine.con.execute(f"SELECT {src.value} FROM _ing_src LIMIT 0")
+                sql = f"SELECT {src.value} FROM {source} LIMIT 0"
+                wanted = {k: v for k, v in params.items() if f"${k}" in source}
+                engine.con.execute(sql, wanted).fetchall()
             except duckdb.Error as e:
                 raise InputError(
                     f"sql of {section}.{key} does not fit {p.path} ({_first_line(e)})",
