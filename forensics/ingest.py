@@ -534,7 +534,7 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
             table = f"_ing_src_{i}"
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + 1 AS __row, '
-                f'__j, __err, __raw FROM "{stage}" WHERE NOT __blank'
+                f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
             )
             return table
         elif p.fmt == "csv":
@@ -608,7 +608,7 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
             cur.fetchall()
         else:
             columns = _columns(engine, "_ing_src")
-        raw_expr = "coalesce(__raw, CAST(__j AS VARCHAR))"
+        raw_expr = "coalesce(__raw, CAST(json(__j) AS VARCHAR))"  # __j: the line as read
     else:
         structure = None
         columns = _columns(engine, "_ing_src")

@@ -1,16 +1,20 @@
--- JSONL records, read and parsed in one pass (plain, .gz or .zst): the parsed object (NULL
--- when the line is not a JSON object) and, for lines that are not, the raw text and the
--- reason. Blank lines (NULL here) are kept as rows flagged __blank, so that with
--- preserve_insertion_order the table's rowid is the 0-based line number; they are not
--- records. The delimiter is a byte sequence that never occurs in JSON text: each line whole.
+-- JSONL records, read and parsed in one pass (plain, .gz or .zst): the line when it is a
+-- JSON object (else NULL) with its structure (for ingest_json_structure, so that needs no
+-- second pass) and, for lines that are not, the raw text and the reason. Blank lines (NULL
+-- here) are kept as rows flagged __blank, so that with preserve_insertion_order the table's
+-- rowid is the 0-based line number; they are not records. The delimiter is a byte sequence
+-- that never occurs in JSON text: each line is read whole.
 SELECT
-    CASE WHEN json_type(try(json(line))) = 'OBJECT' THEN try(json(line)) END AS __j,
+    CASE WHEN try(json_type(line)) = 'OBJECT' THEN line END AS __j,
     CASE
-        WHEN line IS NULL OR trim(line) = '' OR json_type(try(json(line))) = 'OBJECT' THEN NULL
+        WHEN try(json_type(line)) = 'OBJECT' THEN CAST(json_structure(line) AS VARCHAR)
+    END AS __shape,
+    CASE
+        WHEN line IS NULL OR trim(line) = '' OR try(json_type(line)) = 'OBJECT' THEN NULL
         ELSE 'invalid JSON'
     END AS __err,
     CASE
-        WHEN line IS NULL OR trim(line) = '' OR json_type(try(json(line))) = 'OBJECT' THEN NULL
+        WHEN line IS NULL OR trim(line) = '' OR try(json_type(line)) = 'OBJECT' THEN NULL
         ELSE line
     END AS __raw,
     line IS NULL OR trim(line) = '' AS __blank
