@@ -465,12 +465,12 @@ def _one(
             default_status=schema.DEFAULT_STATUS,
             source=p.path,
         )
+    except (duckdb.IOException, duckdb.InvalidInputException) as e:
+        if p.fmt != "parquet":  # Parquet is read here, not staged: a read error is the file's
+            raise _mapping_error(m, p, e) from None
+        raise _read_error(p, e) from None
     except duckdb.Error as e:
-        raise InputError(
-            f"the mapping cannot be applied ({_first_line(e)})",
-            where=f"{m.origin} on {p.path}",
-            fix="check the sql expressions and paths in [fields]/[extra] against the source",
-        ) from None
+        raise _mapping_error(m, p, e) from None
     # only records whose request_id repeats (or was loaded before) are compared by content;
     # `_ing_out` is a view: the typed table plus that small table of outcomes
     _temp(engine, "_ing_special", "ingest_classify")
@@ -496,6 +496,22 @@ def _one(
         note=p.note,
     )
     return stats
+
+
+def _mapping_error(m: Mapping, p: _Prepared, e: Exception) -> InputError:
+    return InputError(
+        f"the mapping cannot be applied ({_first_line(e)})",
+        where=f"{m.origin} on {p.path}",
+        fix="check the sql expressions and paths in [fields]/[extra] against the source",
+    )
+
+
+def _read_error(p: _Prepared, e: Exception) -> InputError:
+    return InputError(
+        f"cannot read as {p.fmt} ({_first_line(e)})",
+        where=p.path,
+        fix="check the file is complete and of the format its name or mapping says",
+    )
 
 
 def _temp(engine: Engine, table: str, query: str, **params: Any) -> None:
@@ -557,17 +573,20 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                 "SELECT * FROM _ing_csv_valid UNION ALL BY NAME SELECT * FROM _ing_csv_rejects"
             )
         else:
-            _temp(engine, "_ing_src", "ingest_parquet_records", path=p.read_path)
+            # a view over the file: the typed pass reads it once, no staged copy (at 20M rows
+            # that copy spilled); the path is bound through a session variable (views take no
+            # parameters); binding the view checks the file is Parquet
+            table = f"_ing_src_{i}"
+            engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
+            sql = queries.load("ingest_parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
+            engine.execute(f'CREATE OR REPLACE TEMP VIEW "{table}" AS {sql}')
+            return table
         table = f"_ing_src_{i}"
         engine.execute(f'DROP TABLE IF EXISTS temp."{table}"')
         engine.execute(f'ALTER TABLE temp."_ing_src" RENAME TO "{table}"')
         return table
     except duckdb.Error as e:
-        raise InputError(
-            f"cannot read as {p.fmt} ({_first_line(e)})",
-            where=p.path,
-            fix="check the file is complete and of the format its name or mapping says",
-        ) from None
+        raise _read_error(p, e) from None
 
 
 def _columns(engine: Engine, table: str) -> dict[str, str]:
@@ -768,3 +787,8 @@ def _drop_scratch(engine: Engine) -> None:
         for (name,) in names:
             with contextlib.suppress(duckdb.Error):
                 engine.con.execute(f'DROP {kind} IF EXISTS temp."{name}"')
+    for (name,) in engine.rows(
+        "SELECT name FROM duckdb_variables() WHERE starts_with(name, '_ing_')"
+    ):
+        with contextlib.suppress(duckdb.Error):
+            engine.con.execute(f"RESET VARIABLE {name}")
