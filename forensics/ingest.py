@@ -448,7 +448,7 @@ def _one(
         return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
     seen[p.sha256] = p.path
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM "{p.table}"')
-    effective, mapped_sql, params = _map(engine, p, m)
+    effective, mapped_sql, params, raw_expr = _map(engine, p, m)
     # one pass: source -> mapped text (a CTE) -> typed records with their reason
     typed_sql = (
         f'CREATE OR REPLACE TEMP TABLE "_ing_typed" AS WITH _ing_mapped AS ({mapped_sql}) '
@@ -475,6 +475,14 @@ def _one(
     # `_ing_out` is a view: the typed table plus that small table of outcomes
     _temp(engine, "_ing_special", "ingest_classify")
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest_out")}')
+    # raw text only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
+    # on __row): the WHERE runs before the text is rendered, which for every record would
+    # cost a copy of the whole input
+    engine.execute(
+        f'CREATE OR REPLACE TEMP VIEW "_ing_raw" AS SELECT __row, {raw_expr} AS raw '
+        "FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
+        "WHERE outcome IN ('quarantine', 'conflict'))"
+    )
     engine.run("ingest_insert_requests")
     engine.run("ingest_insert_quarantine", raw_limit=RAW_LIMIT)
     read, loaded, dups, quarantined = engine.rows(queries.load("ingest_counts"))[0]
@@ -529,7 +537,8 @@ def _already(engine: Engine, p: _Prepared, earlier: list[_Prepared]) -> bool:
 
 
 def _stage(engine: Engine, p: _Prepared, i: int) -> str:
-    """Read input i into temp table `_ing_src_i`: __row, __err, __raw, source columns."""
+    """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
+    (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file)."""
     try:
         if p.fmt == "jsonl":
             stage = f"_ing_json_{i}"
@@ -606,9 +615,11 @@ def _json_structure(engine: Engine) -> dict[str, Any] | None:
     return json.loads(text) if text else None
 
 
-def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], str, dict[str, Any]]:
-    """The fields used, and the SELECT (with its parameters) of the mapped records: __row,
-    __raw, __err, v_<field> as text, extra."""
+def _map(
+    engine: Engine, p: _Prepared, m: Mapping
+) -> tuple[dict[str, Source], str, dict[str, Any], str]:
+    """The fields used, the SELECT (with its parameters) of the mapped records: __row,
+    __raw, __err, v_<field> as text, extra; and the expression of a record's raw text."""
     params: dict[str, Any] = {}
     source = "_ing_src"  # what the mapped SELECT reads (and { sql = ... } binds against)
     if p.fmt == "jsonl":
@@ -663,11 +674,6 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
             raise _lacks(m, key, src, p.path, "no such column")
         return col
 
-    # raw text only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
-    # on __row): rendering it for every record costs a copy of the whole input
-    engine.execute(
-        f'CREATE OR REPLACE TEMP VIEW "_ing_raw" AS SELECT __row, {raw_expr} AS raw FROM _ing_src'
-    )
     select = ["__row", "__raw", "__err"]
     effective: dict[str, Source] = {}
     for f in schema.REQUEST_FIELDS:
@@ -699,7 +705,7 @@ def _map(engine: Engine, p: _Prepared, m: Mapping) -> tuple[dict[str, Source], s
             params["json_paths"] = json_paths
             lists.append("json_extract(__j, $json_paths) AS __jx")
         source = f"(SELECT *, {', '.join(lists)} FROM {source})"
-    return effective, f"SELECT {', '.join(select)} FROM {source}", params
+    return effective, f"SELECT {', '.join(select)} FROM {source}", params, raw_expr
 
 
 def _validate_sql(
