@@ -31,7 +31,7 @@ def iso(ts: datetime | None) -> str | None:
 
 def timeline(engine: Engine) -> list[dict[str, Any]]:
     """The capacity spans of `engine_capacity`, prefill first, by node and start."""
-    rows = engine.rows(queries.load("sglang_timeline"))
+    rows = engine.rows(queries.load("sglang/timeline"))
     return [
         {
             "role": role,
@@ -51,7 +51,7 @@ def preflight(engine: Engine, context_window: int | None) -> list[dict[str, Any]
     """Spans whose pool < the context window, with the danger band (JSON-ready, sorted)."""
     if not engine.table_exists("engine_capacity"):
         return []
-    rows = engine.rows(queries.load("sglang_preflight"), context_window=context_window)
+    rows = engine.rows(queries.load("sglang/preflight"), context_window=context_window)
     return [
         {
             "node": node,

@@ -5,7 +5,7 @@
 excluded, prompt >= case.baseline.min_prompt_tokens, served while the capacity in force was
 below the context window, i.e. while exposure was possible) in timing (hour of day, day)
 and per account (volume, bursts, probing near the capacity). Counting is SQL
-(`queries/classify_*.sql`); only per-account and per-bucket aggregates reach Python, where
+(`queries/classify/*.sql`); only per-account and per-bucket aggregates reach Python, where
 SciPy does the statistics (`forensics.stats`). It materializes `classification_accounts`,
 `classification_tests` and `classification_profile` for the report.
 """
@@ -116,11 +116,11 @@ def classify(engine: Any, case: Case, exclusions: bool = True) -> Classification
         "context_window": case.context_window,
     }
     accounts = engine.frame(
-        "classify_accounts", burst_minutes=BURST_MINUTES, near_margin=NEAR_MARGIN, **params
+        "classify/accounts", burst_minutes=BURST_MINUTES, near_margin=NEAR_MARGIN, **params
     )
     engine.materialize(
         "classification_profile",
-        "classify_profile",
+        "classify/profile",
         start=case.window_start,
         end=case.window_end,
         **params,
@@ -168,9 +168,9 @@ def classify(engine: Any, case: Case, exclusions: bool = True) -> Classification
     by_id = {r["account_id"]: r for r in rows}
     tests.append(_volume(rows, n_exposed, n_baseline))
     tests.append(_near_capacity(rows))
-    bursts = engine.frame("classify_bursts", burst_minutes=BURST_MINUTES, **params)
+    bursts = engine.frame("classify/bursts", burst_minutes=BURST_MINUTES, **params)
     tests.append(_bursts(rows, bursts))
-    steps = engine.frame("classify_steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
+    steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
     tests.append(_steps(by_id, steps))
 
     flagged = sorted(r["account_id"] for r in rows if r["reasons"])

@@ -39,7 +39,7 @@ def reconcile(engine: Engine) -> dict[str, Any]:
         "gateway_only": {"count": 0, "reasons": {}},
         "engine_only": {"count": 0, "reasons": {}},
     }
-    for side, reason, n, request_ids, rooms in engine.rows(queries.load("evidence_reconcile")):
+    for side, reason, n, request_ids, rooms in engine.rows(queries.load("evidence/reconcile")):
         if side == "matched":
             out["matched"]["count"] += n
             continue
@@ -56,7 +56,7 @@ def engine_evidence(engine: Engine, case: Case) -> dict[str, Any] | None:
     """engine_confirmed, engine_reconciliation and preflight for summary.json, or None."""
     if not has_engine_evidence(engine):
         return None
-    engine.materialize("engine_signature", "evidence_signature")
+    engine.materialize("engine_signature", "evidence/signature")
     signature = engine.scalar("SELECT count(*) FROM engine_signature")
     have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
     rec = reconcile(engine) if have_gateway else None

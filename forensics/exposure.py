@@ -39,10 +39,10 @@ def require_requests(engine: Engine) -> None:
 
 def load_case_tables(engine: Engine, case: Case, exclusions: bool = True) -> None:
     """(Re)create `case_capacity`, `case_models`, `case_success_status`, `case_exclusions`."""
-    engine.run("exposure_case_capacity_ddl")
+    engine.run("exposure/case_capacity_ddl")
     for ordinal, cap in enumerate(case.capacity):
         engine.run(
-            "exposure_case_capacity_insert",
+            "exposure/case_capacity_insert",
             ordinal=ordinal,
             role=cap.role,
             nodes=cap.nodes,
@@ -50,16 +50,16 @@ def load_case_tables(engine: Engine, case: Case, exclusions: bool = True) -> Non
             start_ts=cap.start,
             end_ts=cap.end,
         )
-    engine.run("exposure_case_models_ddl")
+    engine.run("exposure/case_models_ddl")
     for model in case.models:
-        engine.run("exposure_case_models_insert", model=model)
-    engine.run("exposure_case_status_ddl")
+        engine.run("exposure/case_models_insert", model=model)
+    engine.run("exposure/case_status_ddl")
     for status in case.success_status:
-        engine.run("exposure_case_status_insert", status=status)
-    engine.run("exposure_case_exclusions_ddl")
+        engine.run("exposure/case_status_insert", status=status)
+    engine.run("exposure/case_exclusions_ddl")
     if exclusions:
         for account, reason in sorted(case.excluded_accounts().items()):
-            engine.run("exposure_case_exclusions_insert", account_id=account, reason=reason)
+            engine.run("exposure/case_exclusions_insert", account_id=account, reason=reason)
 
 
 def compute_bands(engine: Engine, case: Case, exclusions: bool = True) -> None:
@@ -68,19 +68,19 @@ def compute_bands(engine: Engine, case: Case, exclusions: bool = True) -> None:
     load_case_tables(engine, case, exclusions)
     engine.materialize(
         "bands",
-        "exposure_bands",
+        "exposure/bands",
         window_start=case.window_start,
         window_end=case.window_end,
         context_window=case.context_window,
         default_status=DEFAULT_STATUS,
     )
-    engine.run("exposure_exposed_view")
+    engine.run("exposure/exposed_view")
 
 
 def band_counts(engine: Engine) -> dict[str, int]:
     """Requests per band, every band present (0 where none)."""
     counts = dict.fromkeys(BANDS, 0)
-    for band, n in engine.frame("exposure_band_counts").iter_rows():
+    for band, n in engine.frame("exposure/band_counts").iter_rows():
         counts[band] = int(n)
     return counts
 
@@ -93,17 +93,17 @@ def excluded_by_reason(engine: Engine, case: Case, exclusions: bool = True) -> d
     if not exclusions:
         return {}
     counts = {ex.reason: 0 for ex in case.exclusions}
-    for reason, n in engine.frame("exposure_excluded_by_reason").iter_rows():
+    for reason, n in engine.frame("exposure/excluded_by_reason").iter_rows():
         counts[reason] = int(n)
     return counts
 
 
 def totals(engine: Engine) -> tuple[int, int]:
     """(exposure count, affected accounts)."""
-    row = engine.frame("exposure_totals").row(0)
+    row = engine.frame("exposure/totals").row(0)
     return int(row[0]), int(row[1])
 
 
 def write_exposed_csv(engine: Engine, path: Path) -> Path:
     """`exposed_requests.csv`: every exposed request, sorted by ts then request_id."""
-    return write_csv(engine.frame("exposure_exposed_rows"), path)
+    return write_csv(engine.frame("exposure/exposed_rows"), path)

@@ -205,7 +205,7 @@ def export_parquet(engine: Engine, out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     target = str(out).replace("'", "''")  # a path, not data: COPY TO takes no parameter
     engine.execute(
-        f"COPY ({queries.load('ingest_parquet_export')}) TO '{target}' "
+        f"COPY ({queries.load('ingest/parquet_export')}) TO '{target}' "
         "(FORMAT parquet, PARTITION_BY (day, model), OVERWRITE_OR_IGNORE)"
     )
     # the small tables beside it (not inside: readers glob out_dir/**/*.parquet)
@@ -418,8 +418,8 @@ def _transaction(
     try:
         for ddl in (schema.REQUESTS_DDL, schema.INPUTS_DDL, schema.QUARANTINE_DDL):
             con.execute(ddl)
-        engine.run("ingest_macro_time")
-        engine.run("ingest_macro_int")
+        engine.run("ingest/macro_time")
+        engine.run("ingest/macro_int")
         seen: dict[str, str] = {}
         for p in prepared:
             report.inputs.append(_one(engine, p, m, seen, report))
@@ -434,7 +434,7 @@ def _transaction(
 def _one(
     engine: Engine, p: _Prepared, m: Mapping, seen: dict[str, str], report: IngestReport
 ) -> InputStats:
-    if p.sha256 in seen or engine.scalar(queries.load("ingest_seen_input"), sha256=p.sha256):
+    if p.sha256 in seen or engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256):
         prior = engine.rows(
             "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
             "WHERE sha256 = $sha256",
@@ -452,7 +452,7 @@ def _one(
     # one pass: source -> mapped text (a CTE) -> typed records with their reason
     typed_sql = (
         f'CREATE OR REPLACE TEMP TABLE "_ing_typed" AS WITH _ing_mapped AS ({mapped_sql}) '
-        f"SELECT * FROM ({queries.load('ingest_typed')})"
+        f"SELECT * FROM ({queries.load('ingest/typed')})"
     )
     try:
         engine.execute(
@@ -473,8 +473,8 @@ def _one(
         raise _mapping_error(m, p, e) from None
     # only records whose request_id repeats (or was loaded before) are compared by content;
     # `_ing_out` is a view: the typed table plus that small table of outcomes
-    _temp(engine, "_ing_special", "ingest_classify")
-    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest_out")}')
+    _temp(engine, "_ing_special", "ingest/classify")
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
     # raw text only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
     # on __row): the WHERE runs before the text is rendered, which for every record would
     # cost a copy of the whole input
@@ -483,16 +483,16 @@ def _one(
         "FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
         "WHERE outcome IN ('quarantine', 'conflict'))"
     )
-    engine.run("ingest_insert_requests")
-    engine.run("ingest_insert_quarantine", raw_limit=RAW_LIMIT)
-    read, loaded, dups, quarantined = engine.rows(queries.load("ingest_counts"))[0]
+    engine.run("ingest/insert_requests")
+    engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT)
+    read, loaded, dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
     if read == 0:
         raise InputError(
             "the file holds no records", where=p.path, fix="check the export; remove it"
         )
     stats = InputStats(p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note)
     engine.run(
-        "ingest_insert_input",
+        "ingest/insert_input",
         path=p.path,
         sha256=p.sha256,
         bytes=p.size,
@@ -533,7 +533,7 @@ def _already(engine: Engine, p: _Prepared, earlier: list[_Prepared]) -> bool:
         return True
     if not engine.table_exists("inputs"):
         return False
-    return bool(engine.scalar(queries.load("ingest_seen_input"), sha256=p.sha256))
+    return bool(engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256))
 
 
 def _stage(engine: Engine, p: _Prepared, i: int) -> str:
@@ -547,7 +547,7 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                 _temp(
                     engine,
                     stage,
-                    "ingest_json_records",
+                    "ingest/json_records",
                     path=p.read_path,
                     delim=LINE_DELIM,
                     max_line_size=MAX_LINE_SIZE,
@@ -568,15 +568,15 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                 _temp(
                     engine,
                     "_ing_csv",
-                    "ingest_csv_rows",
+                    "ingest/csv_rows",
                     path=p.read_path,
                     max_line_size=MAX_LINE_SIZE,
                     buffer_size=READ_BUFFER_SIZE,
                 )
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
-            _temp(engine, "_ing_csv_rejects", "ingest_csv_rejects")
-            _temp(engine, "_ing_csv_valid", "ingest_csv_records")
+            _temp(engine, "_ing_csv_rejects", "ingest/csv_rejects")
+            _temp(engine, "_ing_csv_valid", "ingest/csv_records")
             engine.execute(
                 'CREATE OR REPLACE TEMP TABLE "_ing_src" AS '
                 "SELECT * FROM _ing_csv_valid UNION ALL BY NAME SELECT * FROM _ing_csv_rejects"
@@ -587,7 +587,7 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
             # parameters); binding the view checks the file is Parquet
             table = f"_ing_src_{i}"
             engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
-            sql = queries.load("ingest_parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
+            sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
             engine.execute(f'CREATE OR REPLACE TEMP VIEW "{table}" AS {sql}')
             return table
         table = f"_ing_src_{i}"
@@ -611,7 +611,7 @@ def _columns(engine: Engine, table: str) -> dict[str, str]:
 
 def _json_structure(engine: Engine) -> dict[str, Any] | None:
     engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_json" AS SELECT * FROM _ing_src')
-    text = engine.scalar(queries.load("ingest_json_structure"))
+    text = engine.scalar(queries.load("ingest/json_structure"))
     return json.loads(text) if text else None
 
 

@@ -199,7 +199,7 @@ class Investigation:
                 where="bands(band=...)",
                 fix="use one of " + ", ".join(exposure.BANDS),
             )
-        return self.engine.frame("notebook_band_rows", band=band)
+        return self.engine.frame("notebook/band_rows", band=band)
 
     def exposed(self) -> pl.DataFrame:
         """Every exposed response (band `exposed`) with capacity in force, oldest first."""
@@ -207,32 +207,32 @@ class Investigation:
 
     def affected_accounts(self) -> pl.DataFrame:
         """Affected accounts, busiest first: exposed responses, first and last exposed time."""
-        return self.engine.frame("notebook_affected_accounts")
+        return self.engine.frame("notebook/affected_accounts")
 
     def excluded(self) -> pl.DataFrame:
         """Per excluded account: reason, requests in band `excluded`, requests in the window
         (empty when exclusions are off)."""
-        return self.engine.frame("report_exclusions")
+        return self.engine.frame("report/exclusions")
 
     def data_owners(self, per_account: bool = False) -> pl.DataFrame:
         """Every (exposed request, data-owner request) pair; with `per_account`, one row per
         owner account (requests at risk, exposures that could have read them, first/last)."""
         if per_account:
-            return self.engine.frame("report_owner_accounts")
-        return self.engine.frame("notebook_data_owners")
+            return self.engine.frame("report/owner_accounts")
+        return self.engine.frame("notebook/data_owners")
 
     def classification(self) -> pl.DataFrame:
         """Per-account usage-classification evidence (classification_accounts), flagged first."""
-        frame = self.engine.frame("report_table", table="classification_accounts")
+        frame = self.engine.frame("report/table", table="classification_accounts")
         return frame.sort(["flagged", "account_id"], descending=[True, False])
 
     def classification_tests(self) -> pl.DataFrame:
         """The classification's tests: statistic, p-value and detail of each."""
-        return self.engine.frame("report_table", table="classification_tests")
+        return self.engine.frame("report/table", table="classification_tests")
 
     def account(self, account_id: str) -> AccountView:
         """One account's requests in the window, classification evidence and data owners."""
-        requests = self.engine.frame("notebook_account_requests", account_id=account_id)
+        requests = self.engine.frame("notebook/account_requests", account_id=account_id)
         if requests.height == 0:
             raise InputError(
                 f"account {account_id!r} has no request of the case's models in the window",
@@ -243,10 +243,10 @@ class Investigation:
             account_id=account_id,
             requests=requests,
             classification=self.engine.frame(
-                "notebook_account_classification", account_id=account_id
+                "notebook/account_classification", account_id=account_id
             ),
-            owners=self.engine.frame("notebook_account_owners", account_id=account_id),
-            at_risk=self.engine.frame("notebook_account_at_risk", account_id=account_id),
+            owners=self.engine.frame("notebook/account_owners", account_id=account_id),
+            at_risk=self.engine.frame("notebook/account_at_risk", account_id=account_id),
         )
 
     def sql(self, text: str, **params: Any) -> pl.DataFrame:
@@ -271,14 +271,14 @@ class Investigation:
     def timeline_chart(self) -> alt.VConcatChart:
         """The incident timeline of the report: case events, window, every exposed response."""
         start, end = self._window()
-        exposed = self.engine.frame("report_exposed")
+        exposed = self.engine.frame("report/exposed")
         return charts.timeline_chart(report.events_frame(self.case), exposed, start, end)
 
     def size_chart(self) -> alt.LayerChart:
         """Prompt size against the prefill capacity in force (the report's chart)."""
         start, end = self._window()
         points = self.engine.frame(
-            "report_size_points",
+            "report/size_points",
             min_prompt=self.case.baseline.min_prompt_tokens,
             cap=report.SIZE_CHART_CAP,
         )
@@ -371,7 +371,7 @@ class Investigation:
             return False
         listed = self.case.excluded_accounts()
         expected = listed if self.exclusions else {}
-        stored = self.engine.frame("notebook_exclusion_state", accounts=sorted(listed))
+        stored = self.engine.frame("notebook/exclusion_state", accounts=sorted(listed))
         return all(expected.get(a) == r for a, r in stored.iter_rows())
 
     def _summarize(self) -> dict[str, Any]:
@@ -385,7 +385,7 @@ class Investigation:
         return charts.iso(self.case.window_start), charts.iso(self.case.window_end)
 
     def _profiles(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        profile = self.engine.frame("report_table", table="classification_profile")
+        profile = self.engine.frame("report/table", table="classification_profile")
         return report.profile_frames(profile)
 
 

@@ -31,7 +31,7 @@ def load_accounts(engine: Engine, case: Case) -> list[str]:
     """Materialize `case_accounts` from the accounts file (empty without one); warnings."""
     path = case.accounts_path
     if path is None:
-        engine.materialize("case_accounts", "notify_accounts_empty")
+        engine.materialize("case_accounts", "notify/accounts_empty")
         return ["the case names no [accounts] file: the lists carry no contact columns"]
     if not path.is_file():
         raise InputError(
@@ -40,21 +40,21 @@ def load_accounts(engine: Engine, case: Case) -> list[str]:
             fix="give a CSV with an account_id column and any contact columns",
         )
     try:
-        engine.load_local("case_accounts", "notify_accounts_load", path=str(path))
+        engine.load_local("case_accounts", "notify/accounts_load", path=str(path))
     except engine.errors as e:
         raise InputError(
             f"cannot read the accounts file as CSV: {str(e).splitlines()[0]}",
             where=str(path),
             fix="give a CSV with a header line and an account_id column",
         ) from None
-    columns = engine.frame("notify_accounts_columns").columns
+    columns = engine.frame("notify/accounts_columns").columns
     if "account_id" not in columns:
         raise InputError(
             "the accounts file has no account_id column",
             where=f"{path}:1",
             fix="name the column holding the account ids account_id",
         )
-    duplicates = engine.frame("notify_accounts_duplicates")["account_id"].to_list()
+    duplicates = engine.frame("notify/accounts_duplicates")["account_id"].to_list()
     if duplicates:
         raise InputError(
             f"account_id listed more than once: {_ids(duplicates)}",
@@ -74,21 +74,21 @@ def write_lists(engine: Engine, case: Case, out_dir: Path) -> NotifyResult:
                 fix="run forensics analyze (or forensics run) first",
             )
     result = NotifyResult(warnings=load_accounts(engine, case))
-    engine.run("notify_exclusions_ddl")
+    engine.run("notify/exclusions_ddl")
     for account, reason in sorted(case.excluded_accounts().items()):
-        engine.run("notify_exclusions_insert", account_id=account, reason=reason)
+        engine.run("notify/exclusions_insert", account_id=account, reason=reason)
 
     folder = out_dir / "notify"
     for name, query in (
-        ("recipients.csv", "notify_recipients"),
-        ("data_owners.csv", "notify_data_owners"),
-        ("excluded.csv", "notify_excluded"),
+        ("recipients.csv", "notify/recipients"),
+        ("data_owners.csv", "notify/data_owners"),
+        ("excluded.csv", "notify/excluded"),
     ):
         result.paths.append(write_csv(engine.frame(query), folder / name))
 
     if case.accounts_path is not None:
         missing: dict[str, list[str]] = {}
-        for kind, account in engine.frame("notify_missing_accounts").iter_rows():
+        for kind, account in engine.frame("notify/missing_accounts").iter_rows():
             missing.setdefault(kind, []).append(account)
         for kind, label in (("recipients", "affected"), ("data_owners", "data-owner")):
             if kind in missing:

@@ -66,24 +66,24 @@ def attribute(engine: Engine, case: Case) -> OwnersResult:
             fix="run forensics.exposure.compute_bands first (forensics analyze does)",
         )
     policy = case.attribution.policy
-    engine.materialize("attribution_targets", "owners_targets")
+    engine.materialize("attribution_targets", "owners/targets")
     common = {
         "window_start": case.window_start,
         "window_end": case.window_end,
         "default_status": DEFAULT_STATUS,
     }
     if policy == "pool-walkback":
-        engine.materialize("data_owners", "owners_pool_walkback", **common)
+        engine.materialize("data_owners", "owners/pool_walkback", **common)
     else:
         engine.materialize(
-            "data_owners", "owners_time_window", lookback=case.attribution.lookback, **common
+            "data_owners", "owners/time_window", lookback=case.attribution.lookback, **common
         )
 
-    exposed, no_node, no_cap = engine.frame("owners_target_counts").row(0)
+    exposed, no_node, no_cap = engine.frame("owners/target_counts").row(0)
     if policy != "pool-walkback":
         no_cap = 0
     unattributed = int(no_node) + int(no_cap)
-    pairs, requests, accounts = engine.frame("owners_totals").row(0)
+    pairs, requests, accounts = engine.frame("owners/totals").row(0)
     reason = _reason(engine, int(no_node), int(no_cap))
 
     if exposed == 0:
@@ -114,7 +114,7 @@ def _reason(engine: Engine, no_node: int, no_cap: int) -> str | None:
     """Why some exposed requests could not be attributed (None when all could)."""
     parts = []
     if no_node:
-        if engine.frame("owners_decode_rows").item() == 0:
+        if engine.frame("owners/decode_rows").item() == 0:
             parts.append("the logs name no decode node (map decode_node to attribute owners)")
         else:
             parts.append(f"{no_node} exposed request(s) have no decode node")

@@ -1,4 +1,5 @@
-"""The query loader: analysis SQL lives in `queries/NAME.sql` with named `$parameters`."""
+"""The query loader: SQL lives in `queries/CONCEPT/NAME.sql` (one folder per concept, named
+like the module that runs it), with named `$parameters`; a query's name is `CONCEPT/NAME`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def queries_dir() -> Path:
 
 @functools.cache
 def load(name: str) -> str:
-    """The text of `queries/NAME.sql`, without a trailing semicolon."""
+    """The text of `queries/CONCEPT/NAME.sql` (`name` = "CONCEPT/NAME"), without a trailing `;`."""
     path = queries_dir() / f"{name}.sql"
     return path.read_text(encoding="utf-8").strip().rstrip(";")
 

@@ -71,7 +71,7 @@ def render_report(
 
     events = events_frame(case)
     exposed = (
-        engine.frame("report_exposed")
+        engine.frame("report/exposed")
         if has_bands
         else pl.DataFrame(
             schema={"ts": pl.String, "account_id": pl.String, "prompt_tokens": pl.Int64}
@@ -148,8 +148,8 @@ def size_section(
     if not has_bands:
         return Section("chart-size", None, missing="bands table not available")
     min_prompt = case.baseline.min_prompt_tokens
-    points = engine.frame("report_size_points", min_prompt=min_prompt, cap=SIZE_CHART_CAP)
-    totals = engine.frame("report_size_totals", min_prompt=min_prompt)
+    points = engine.frame("report/size_points", min_prompt=min_prompt, cap=SIZE_CHART_CAP)
+    totals = engine.frame("report/size_totals", min_prompt=min_prompt)
     shown = dict(points.group_by("band").len().iter_rows()) if points.height else {}
     cut = [
         f"{shown.get(band, 0):,} of {total:,} {band}"
@@ -176,7 +176,7 @@ def profile_sections(engine: SQLEngine) -> list[Section]:
             Section("chart-daily", None, missing=missing),
             Section("chart-hourly", None, missing=missing),
         ]
-    daily, hourly = profile_frames(engine.frame("report_table", table="classification_profile"))
+    daily, hourly = profile_frames(engine.frame("report/table", table="classification_profile"))
     return [
         Section(
             "chart-daily",
@@ -241,9 +241,9 @@ def classification_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[s
         "detail": None,
     }
     if engine.table_exists("classification_tests"):
-        view["tests"] = Table.of(engine.frame("report_table", table="classification_tests"))
+        view["tests"] = Table.of(engine.frame("report/table", table="classification_tests"))
     if engine.table_exists("classification_accounts"):
-        frame = engine.frame("report_table", table="classification_accounts")
+        frame = engine.frame("report/table", table="classification_accounts")
         if "flagged" in frame.columns:
             frame = frame.sort(["flagged", *frame.columns[:1]], descending=[True, False])
         view["accounts"] = Table.of(frame)
@@ -262,7 +262,7 @@ def exclusions_view(
         [ex.reason, ", ".join(sorted(ex.accounts)) or "—", _relative(ex.file, case.folder)]
         for ex in case.exclusions
     ]
-    accounts = Table.of(engine.frame("report_exclusions")) if has_bands else None
+    accounts = Table.of(engine.frame("report/exclusions")) if has_bands else None
     return {"by_reason": by_reason, "configured": configured, "accounts": accounts}
 
 
@@ -278,9 +278,9 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
         "totals": None,
     }
     if engine.table_exists("data_owners"):
-        totals = engine.frame("report_owner_totals").row(0, named=True)
+        totals = engine.frame("report/owner_totals").row(0, named=True)
         view["totals"] = totals
-        frame = engine.frame("report_owner_accounts")
+        frame = engine.frame("report/owner_accounts")
         note = ""
         if frame.height > MAX_OWNER_ROWS:
             note = (
@@ -347,7 +347,7 @@ def inputs_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]
     """The inputs with sha256 and counts (from the table, else the summary), and ingest totals."""
     table = None
     if engine.table_exists("inputs"):
-        table = Table.of(engine.frame("report_table", table="inputs"))
+        table = Table.of(engine.frame("report/table", table="inputs"))
     elif isinstance(summary.get("inputs"), list):
         table = _rows_table(summary["inputs"])
     ingest = summary.get("ingest")

@@ -6,7 +6,7 @@ few shipper faults, or Parquet), its mapping, `incident.toml`, `accounts.csv`,
 exclusions and ingest figures, counted while generating, never by the analysis).
 Same arguments, byte-identical files. `write_bundled()` regenerates `sample_logs/glm53/`,
 which also holds SGLang prefill/decode server logs under `engine/` (`engine_logs=True`):
-written from the gateway log by `queries/sglang_bundle_lines.sql`, listed in incident.toml
+written from the gateway log by `queries/sglang/bundle_lines.sql`, listed in incident.toml
 as a `profile = "sglang"` source, and counted in truth.json's `ingest` (all inputs) and
 `ingest_by_format` (`jsonl` = gateway, `sglang` = engine logs).
 
@@ -149,7 +149,7 @@ def write_engine_logs(folder: str | Path) -> tuple[list[Path], int]:
 
     One gzip file per node under engine/: startup lines at the window start (prefill pool
     681,280), the reconfiguration of every prefill node at 14:52 (pool 2,039,808), and
-    per-request lines for prompts over the baseline size (queries/sglang_bundle_lines.sql).
+    per-request lines for prompts over the baseline size (queries/sglang/bundle_lines.sql).
     Returns the files and the number of evidence records written (every line but the one
     server_args line per file). Deterministic: gzip without a time stamp.
     """
@@ -158,7 +158,7 @@ def write_engine_logs(folder: str | Path) -> tuple[list[Path], int]:
     out.mkdir(exist_ok=True)
     with Engine() as engine:
         rows = engine.rows(
-            queries.load("sglang_bundle_lines"),
+            queries.load("sglang/bundle_lines"),
             gateway=str(folder / "gateway.jsonl.gz"),
             model=t.MODEL_53,
             min_tokens=t.BASELINE_MIN,

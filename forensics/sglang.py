@@ -1,7 +1,7 @@
 """SGLang server logs as evidence (profile `sglang`): capacity lines, per-request stats, aborts.
 
 `ingest_logs(engine, files, node=, role=)` reads each log DuckDB-natively (whole lines,
-numbered from 1, matched with regular expressions in `queries/sglang_parse.sql`) into:
+numbered from 1, matched with regular expressions in `queries/sglang/parse.sql`) into:
 
 - `engine_startup` (every capacity line) and `engine_capacity` (one span per server start,
   rebuilt after each ingest: a span ends at the node's next start),
@@ -87,7 +87,7 @@ def ensure_tables(engine: Engine) -> None:
     """Create the bookkeeping and engine evidence tables if missing."""
     engine.execute(schema.INPUTS_DDL)
     engine.execute(schema.QUARANTINE_DDL)
-    engine.run("sglang_schema")
+    engine.run("sglang/schema")
 
 
 def _sha256(path: Path) -> str:
@@ -106,7 +106,7 @@ def _role(engine: Engine, path: Path, role: str | None) -> str | None:
                 f"unknown engine role {role!r}", where="--role", fix="use prefill or decode"
             )
         return role
-    found = engine.rows(queries.load("sglang_role"))
+    found = engine.rows(queries.load("sglang/role"))
     for kind in ("role_marker", "time_stats"):
         legs = sorted({leg for k, leg, _ in found if k == kind})
         if len(legs) == 1:
@@ -173,8 +173,8 @@ def _ingest_all(engine: Engine, files: list[Path], node: str | None, role: str |
             )
             continue
         out.append(_ingest_one(engine, path, digest, size, node, role, stats_cls))
-    engine.run("sglang_fill_abort_rooms")
-    engine.materialize("engine_capacity", "sglang_capacity")
+    engine.run("sglang/fill_abort_rooms")
+    engine.materialize("engine_capacity", "sglang/capacity")
     return out
 
 
@@ -190,9 +190,9 @@ def _ingest_one(
     params = {"path": str(path), "delim": LINE_DELIM}
     try:
         engine.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load('sglang_parse')}", **params
+            f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load('sglang/parse')}", **params
         )
-        lines = engine.scalar(queries.load("sglang_lines"), **params)
+        lines = engine.scalar(queries.load("sglang/lines"), **params)
     except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as e:
         raise InputError(
             f"cannot read as an SGLang log: {str(e).splitlines()[0]}",
@@ -202,19 +202,19 @@ def _ingest_one(
     server_role = _role(engine, path, role)
     ids = {"node": node or node_from_path(path), "role": server_role, "source": str(path)}
     for table, query in (
-        ("engine_startup", "sglang_insert_startup"),
-        ("engine_requests", "sglang_insert_requests"),
-        ("engine_aborts", "sglang_insert_aborts"),
-        ("quarantine", "sglang_insert_quarantine"),
+        ("engine_startup", "sglang/insert_startup"),
+        ("engine_requests", "sglang/insert_requests"),
+        ("engine_aborts", "sglang/insert_aborts"),
+        ("quarantine", "sglang/insert_quarantine"),
     ):
         engine.execute(f"INSERT INTO {table} {queries.load(query)}", **ids)
-    loaded, quarantined = engine.rows(queries.load("sglang_counts"))[0]
+    loaded, quarantined = engine.rows(queries.load("sglang/counts"))[0]
     read = loaded + quarantined
     note = f"lines={lines} other={lines - read}"
     if server_role is None:
         note += " role=unknown (give --role)"
     engine.run(
-        "sglang_record_input",
+        "sglang/record_input",
         path=str(path),
         sha256=digest,
         bytes=size,

@@ -71,7 +71,7 @@ def ingest_figures(
     """
     if not engine.table_exists("inputs"):
         return dict.fromkeys(INGEST_KEYS, 0), []
-    rows = engine.frame("summary_inputs").to_dicts()
+    rows = engine.frame("summary/inputs").to_dicts()
     if folder is not None:
         for row in rows:
             row["path"] = _relative(Path(row["path"]), folder) if row["path"] else row["path"]

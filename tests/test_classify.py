@@ -228,7 +228,7 @@ def test_account_counts_split_exposed_baseline_near_and_burst():
     ]
     with engine_with(bands_frame(rows, {"acct-b": "researcher"})) as engine:
         got = engine.frame(
-            "classify_accounts",
+            "classify/accounts",
             min_prompt=MIN_PROMPT,
             context_window=WINDOW,
             burst_minutes=10,

@@ -29,5 +29,10 @@ def test_library_modules_never_import_the_cli_or_typer():
 
 
 def test_sql_lives_in_queries_folder():
-    queries = list((PACKAGE.parent / "queries").glob("*.sql"))
-    assert queries, "analysis SQL belongs in queries/*.sql"
+    folder = PACKAGE.parent / "queries"
+    queries = list(folder.rglob("*.sql"))
+    assert queries, "analysis SQL belongs in queries/CONCEPT/NAME.sql"
+    # one folder per concept, named like the module that runs it
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    for concept in {q.parent.name for q in queries}:
+        assert concept in modules, concept
