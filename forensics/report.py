@@ -343,13 +343,28 @@ def _columns_table(rows: Sequence[Any], columns: Sequence[str]) -> Table:
     return Table(list(columns), [[_cell(r.get(c)) for c in columns] for r in dicts], "", numeric)
 
 
+INPUT_COLUMNS = (
+    "path",
+    "sha256",
+    "bytes",
+    "rows_read",
+    "rows_loaded",
+    "duplicates",
+    "quarantined",
+    "format",
+    "note",
+)
+
+
 def inputs_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs with sha256 and counts (from the table, else the summary), and ingest totals."""
+    """The inputs with sha256 and counts, and ingest totals: as summary.json states them (paths
+    relative to the case file, so the page does not depend on where the case sits), else from
+    the `inputs` table."""
     table = None
-    if engine.table_exists("inputs"):
+    if isinstance(summary.get("inputs"), list):
+        table = _columns_table(summary["inputs"], INPUT_COLUMNS)
+    elif engine.table_exists("inputs"):
         table = Table.of(engine.frame("report/table", table="inputs"))
-    elif isinstance(summary.get("inputs"), list):
-        table = _rows_table(summary["inputs"])
     ingest = summary.get("ingest")
     return {"table": table, "ingest": dict(ingest) if isinstance(ingest, Mapping) else None}
 

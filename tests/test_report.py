@@ -138,6 +138,25 @@ def test_report_shows_inputs_with_sha256_and_counts(tmp_path: Path) -> None:
     assert "Rows read 11 = loaded 10 + duplicates 1 + quarantined 0" in text
 
 
+def test_report_shows_inputs_as_the_summary_states_them(tmp_path: Path) -> None:
+    sha = "ab" * 32
+    row = {
+        "path": "logs/gateway.jsonl.gz",
+        "sha256": sha,
+        "bytes": 900,
+        "rows_read": 7,
+        "rows_loaded": 5,
+        "duplicates": 1,
+        "quarantined": 1,
+        "format": "jsonl",
+        "note": None,
+    }
+    text = text_of(render_fixture(tmp_path, {**SUMMARY, "inputs": [row]})[0].read_text())
+    # case-relative path from summary.json, columns in the inputs table's order
+    assert f"logs/gateway.jsonl.gz {sha} 900 7 5 1 1 jsonl —" in text
+    assert "gateway.jsonl 5f0c6e1d" not in text
+
+
 def test_missing_classification_and_owner_tables_show_not_available(tmp_path: Path) -> None:
     html = render_fixture(tmp_path, classification=False, owners=False)[0].read_text()
     text = text_of(html)
