@@ -33,16 +33,39 @@ events AS (
            0 AS tokens, NULL AS account_id
     FROM targets
 ),
-running AS (
+-- The running sums run over one global order (node, then time): a window without PARTITION
+-- BY streams, where a partitioned running sum costs a segment tree. Per node they are the
+-- global sums less those of the nodes before it (node_base).
+node_base AS (
+    SELECT
+        decode_node,
+        sum(node_tokens) OVER n - node_tokens AS base_cum,
+        sum(node_pool) OVER n - node_pool AS base_rn
+    FROM (
+        SELECT decode_node, sum(tokens) AS node_tokens, sum(kind) AS node_pool
+        FROM events
+        GROUP BY decode_node
+    ) AS per_node
+    WINDOW n AS (ORDER BY decode_node ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+running_global AS (
     SELECT
         decode_node, t, kind, request_id, account_id,
-        CAST(sum(tokens) OVER w AS BIGINT) AS cum,
-        CAST(sum(kind) OVER w AS BIGINT) AS rn
+        sum(tokens) OVER w AS g_cum,
+        sum(kind) OVER w AS g_rn
     FROM events
     WINDOW w AS (
-        PARTITION BY decode_node ORDER BY t, kind, request_id
+        ORDER BY decode_node, t, kind, request_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     )
+),
+running AS (
+    SELECT
+        g.decode_node, g.t, g.kind, g.request_id, g.account_id,
+        CAST(g.g_cum - b.base_cum AS BIGINT) AS cum,
+        CAST(g.g_rn - b.base_rn AS BIGINT) AS rn
+    FROM running_global AS g
+    JOIN node_base AS b ON b.decode_node = g.decode_node
 ),
 pool_ranked AS (
     SELECT decode_node, rn, cum, request_id, account_id, t AS end_ts
@@ -63,12 +86,18 @@ cuts AS (
 ),
 below AS (
     SELECT
-        kind, exposed_request_id,
-        CAST(sum(1 - kind) OVER (
-            PARTITION BY decode_node ORDER BY k, kind
-            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS BIGINT) AS n_below
-    FROM cuts
+        c.kind, c.exposed_request_id,
+        CAST(c.g_below - b.base_rn AS BIGINT) AS n_below
+    FROM (
+        SELECT
+            decode_node, kind, exposed_request_id,
+            sum(1 - kind) OVER (
+                ORDER BY decode_node, k, kind
+                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+            ) AS g_below
+        FROM cuts
+    ) AS c
+    JOIN node_base AS b ON b.decode_node = c.decode_node
 ),
 spans AS (
     SELECT h.exposed_request_id, h.exposed_account_id, h.exposed_ts, h.decode_node,
