@@ -9,15 +9,36 @@ WITH scoped AS (
       AND r.ts >= $window_start
       AND r.ts < $window_end
 ),
-first_match AS (
-    SELECT s.request_id, min(c.ordinal) AS ordinal
-    FROM scoped AS s
+-- The capacity timeline of each prefill node cut at every start and end of the entries that
+-- match it: inside one segment the same entries are in force, so the first match is found
+-- per segment (a handful of rows) and each request joins the one segment holding its ts.
+node_entries AS (
+    SELECT n.prefill_node, c.ordinal, c.start_ts, c.end_ts
+    FROM (SELECT DISTINCT prefill_node FROM scoped) AS n
     JOIN case_capacity AS c
       ON c.role = 'prefill'
-     AND (c.nodes = '*' OR s.prefill_node GLOB c.nodes)
-     AND s.ts >= c.start_ts
-     AND (c.end_ts IS NULL OR s.ts < c.end_ts)
-    GROUP BY s.request_id
+     AND (c.nodes = '*' OR n.prefill_node GLOB c.nodes)
+),
+edges AS (
+    SELECT prefill_node, start_ts AS edge FROM node_entries WHERE start_ts IS NOT NULL
+    UNION
+    SELECT prefill_node, end_ts AS edge FROM node_entries WHERE end_ts IS NOT NULL
+),
+segments AS (
+    SELECT
+        prefill_node,
+        edge AS seg_start,
+        lead(edge) OVER (PARTITION BY prefill_node ORDER BY edge) AS seg_end
+    FROM edges
+),
+first_match AS (
+    SELECT g.prefill_node, g.seg_start, g.seg_end, min(e.ordinal) AS ordinal
+    FROM segments AS g
+    JOIN node_entries AS e
+      ON e.prefill_node IS NOT DISTINCT FROM g.prefill_node
+     AND e.start_ts <= g.seg_start
+     AND (e.end_ts IS NULL OR (g.seg_end IS NOT NULL AND g.seg_end <= e.end_ts))
+    GROUP BY g.prefill_node, g.seg_start, g.seg_end
 ),
 with_capacity AS (
     SELECT
@@ -28,7 +49,10 @@ with_capacity AS (
         coalesce(s.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered
     FROM scoped AS s
-    LEFT JOIN first_match AS f ON f.request_id = s.request_id
+    LEFT JOIN first_match AS f
+      ON f.prefill_node IS NOT DISTINCT FROM s.prefill_node
+     AND s.ts >= f.seg_start
+     AND (f.seg_end IS NULL OR s.ts < f.seg_end)
     LEFT JOIN case_capacity AS c ON c.ordinal = f.ordinal
     LEFT JOIN case_exclusions AS x ON x.account_id = s.account_id
 )

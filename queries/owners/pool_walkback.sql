@@ -39,14 +39,20 @@ events AS (
 node_base AS (
     SELECT
         decode_node,
-        sum(node_tokens) OVER n - node_tokens AS base_cum,
-        sum(node_pool) OVER n - node_pool AS base_rn
+        upto_tokens - node_tokens AS base_cum,
+        upto_pool - node_pool AS base_rn
     FROM (
-        SELECT decode_node, sum(tokens) AS node_tokens, sum(kind) AS node_pool
-        FROM events
-        GROUP BY decode_node
-    ) AS per_node
-    WINDOW n AS (ORDER BY decode_node ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+        SELECT
+            decode_node, node_tokens, node_pool,
+            sum(node_tokens) OVER n AS upto_tokens,
+            sum(node_pool) OVER n AS upto_pool
+        FROM (
+            SELECT decode_node, sum(tokens) AS node_tokens, sum(kind) AS node_pool
+            FROM events
+            GROUP BY decode_node
+        ) AS per_node
+        WINDOW n AS (ORDER BY decode_node ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    ) AS upto
 ),
 running_global AS (
     SELECT
