@@ -402,12 +402,6 @@ def _relative(path: Path | None, folder: Path) -> str:
         return str(path)
 
 
-def _rows_table(rows: Sequence[Any]) -> Table:
-    dicts = [r for r in rows if isinstance(r, Mapping)]
-    columns = sorted({k for r in dicts for k in r})
-    return Table(columns, [[_cell(r.get(c)) for c in columns] for r in dicts])
-
-
 def _cell(value: Any) -> str:
     if value is None:
         return "—"

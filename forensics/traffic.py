@@ -444,14 +444,6 @@ class Plan:
     scripted: Rows  # operator tests and the researcher
     open_from: np.ndarray  # per hour: first usable second for glm-5.3 customers (0..3600)
 
-    @property
-    def per_hour(self) -> np.ndarray:
-        counts = self.bg.sum(axis=(0, 1)) + self.long53.sum(axis=0) + self.long52.sum(axis=0)
-        for rows in (self.placed, self.scripted):
-            h = (rows["ts"] - SPAN_START) // HOUR
-            counts = counts + np.bincount(h, minlength=HOURS)
-        return counts
-
 
 def make_plan(requests: int, seed: int, exposed: int | None = None) -> Plan:
     """Decide the case: accounts, scripted actors, placed exposures, per-hour counts."""
