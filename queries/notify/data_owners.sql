@@ -1,6 +1,7 @@
 -- notify/data_owners.csv: one row per data-owner account: its requests at risk, the exposed
--- responses that could have read them, the first and last end time of those requests, then
--- its contact columns.
+-- responses that could have read them, the first and last end time of those requests, the
+-- reason the case file excludes the account (empty when it does not), then its contact
+-- columns.
 WITH per_account AS (
     SELECT
         owner_account_id AS account_id,
@@ -12,8 +13,13 @@ WITH per_account AS (
                        '\.000000$', '') || 'Z' AS last_at
     FROM data_owners
     GROUP BY owner_account_id
+),
+flagged AS (
+    SELECT p.*, x.reason AS excluded_reason
+    FROM per_account AS p
+    LEFT JOIN notify_exclusions AS x ON x.account_id = p.account_id
 )
 SELECT *
-FROM per_account
+FROM flagged
 LEFT JOIN case_accounts USING (account_id)
 ORDER BY account_id
