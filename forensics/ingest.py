@@ -653,8 +653,8 @@ def _map(
         if src.kind == "const":
             params[f"c_{key}"] = src.value if as_json else str(src.value)
             return f"${'c_' + key}"
-        if src.kind == "sql":
-            return f"try({src.value})"
+        if src.kind == "sql":  # on its own lines: a trailing -- comment ends there
+            return f"try(\n{src.value}\n)"
         path = src.value
         if p.fmt == "jsonl":
             if structure is None:
@@ -716,22 +716,21 @@ def _validate_sql(
     source: str,
     params: dict[str, Any],
 ) -> None:
-    """Each { sql = ... } must bind against the source's columns (`source`: a table name or
-    a subquery taking `params`)."""
-    for section, table in (("fields", m.fields), ("extra", m.extra)):
-        for key, src in table.items():
-            if src.kind != "sql":
-                continue
-            try:
-                sql = f"SELECT {src.value} FROM {source} LIMIT 0"
-                wanted = {k: v for k, v in params.items() if f"${k}" in source}
-                engine.con.execute(sql, wanted).fetchall()
-            except duckdb.Error as e:
-                raise InputError(
-                    f"sql of {section}.{key} does not fit {p.path} ({_first_line(e)})",
-                    where=m.where(f"{section}.{key}", src.line),
-                    fix=f"refer only to the source's columns: {', '.join(_visible(columns))}",
-                ) from None
+    """Each { sql = ... } must be one allowed scalar expression (checked on SQLGlot's and
+    DuckDB's parse before anything runs) and bind against the source's columns (`source`: a
+    table name or a subquery taking `params`)."""
+    for section, key, src in m.sql_sources():
+        expr = m.checked_sql(section, key, src, engine.con)
+        try:
+            sql = f"SELECT (\n{expr}\n) FROM {source} LIMIT 0"
+            wanted = {k: v for k, v in params.items() if f"${k}" in source}
+            engine.con.execute(sql, wanted).fetchall()
+        except duckdb.Error as e:
+            raise InputError(
+                f"sql of {section}.{key} does not fit {p.path} ({_first_line(e)})",
+                where=m.where(f"{section}.{key}", src.line),
+                fix=f"refer only to the source's columns: {', '.join(_visible(columns))}",
+            ) from None
 
 
 def _visible(columns: dict[str, str]) -> list[str]:

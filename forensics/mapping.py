@@ -1,14 +1,16 @@
 """Source mappings (`*.mapping.toml`, SPEC.md "Source mappings") and the built-in profiles.
 
 A mapping says, for each canonical field, where its value comes from in a source record: a
-source path (a column, or a dotted path into nested JSON / Parquet structs), a DuckDB SQL
-expression over the source's columns (`{ sql = "..." }`), or a constant (`{ const = v }`).
+source path (a column, or a dotted path into nested JSON / Parquet structs), one DuckDB scalar
+expression over the record's columns (`{ sql = "..." }`: no statements, subqueries or calls
+outside `SQL_FUNCTIONS`, see `sql_problem`), or a constant (`{ const = v }`).
 `[timestamp]` fixes how times are read; `[extra]` keeps named source fields in the `extra`
 JSON column. Loading is strict: an unknown key or field is refused with file, key and line.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
 import zoneinfo
@@ -51,10 +53,35 @@ class Mapping:
     timezone: str = "UTC"
     keep_extra_column: bool = False
 
+    def __post_init__(self) -> None:
+        for section, key, src in self.sql_sources():
+            self.checked_sql(section, key, src)
+
     def where(self, key: str, line: int | None) -> str:
         """`origin:line (key)` for error messages."""
         loc = f"{self.origin}:{line}" if line else self.origin
         return f"{loc} ({key})"
+
+    def sql_sources(self) -> list[tuple[str, str, Source]]:
+        """(section, key, source) of every { sql = ... }."""
+        return [
+            (section, key, src)
+            for section, table in (("fields", self.fields), ("extra", self.extra))
+            for key, src in table.items()
+            if src.kind == "sql"
+        ]
+
+    def checked_sql(self, section: str, key: str, src: Source, con: Any = None) -> str:
+        """The sql of `src` if it is one allowed scalar expression (by SQLGlot's parse, and by
+        DuckDB's own when a connection `con` is given); else InputError naming file, line, key."""
+        problem = sql_problem(src.value)
+        if problem is None and con is not None:
+            problem = duckdb_sql_problem(con, src.value)
+        if problem is not None:
+            raise InputError(
+                f"sql {problem}", where=self.where(f"{section}.{key}", src.line), fix=SQL_FIX
+            )
+        return str(src.value)
 
 
 def profile(name: str) -> Mapping:
@@ -208,3 +235,185 @@ def _key_line(text: str, section: str | None, key: str) -> int | None:
         if current == section and pattern.match(line):
             return n
     return None
+
+
+# --- { sql = ... }: one scalar expression, nothing else ------------------------------------
+
+# The DuckDB functions a mapping's { sql = ... } may call: pure scalar functions of the record's
+# own values. An allowlist, not a denylist: anything not named here (file readers, getenv,
+# current_setting, table functions, aggregates, macros, functions added by a later DuckDB) is
+# refused. Operators (+, ||, LIKE, ->>, ...), CAST/TRY_CAST, CASE, IN (list), BETWEEN, IS NULL,
+# AT TIME ZONE, EXTRACT and INTERVAL literals are allowed as syntax.
+SQL_FUNCTIONS = frozenset(
+    """
+    coalesce nullif ifnull if greatest least try typeof
+    lower upper lcase ucase trim ltrim rtrim length strlen len substr substring left right
+    concat concat_ws replace split_part string_split starts_with ends_with prefix suffix
+    contains strpos instr position lpad rpad reverse format printf md5 sha256
+    regexp_extract regexp_matches regexp_replace regexp_full_match
+    abs round floor ceil ceiling trunc sign
+    epoch epoch_ms epoch_us epoch_ns to_timestamp make_timestamp make_timestamptz make_date
+    strptime try_strptime strftime date_trunc date_part datepart date_diff datediff date_add
+    timezone to_milliseconds to_microseconds to_seconds to_minutes to_hours to_days
+    json_extract json_extract_string json_value json_type json_valid json_array_length
+    list_extract list_element array_extract struct_extract array_length list_value struct_pack
+    list_contains
+    """.split()  # noqa: SIM905 (a word list reads better than 90 quoted names)
+)
+# DuckDB's parse names operators as functions; these are the ones an expression may use.
+_SQL_OPERATORS = frozenset(
+    "+ - * / // % ** ^ || ~~ !~~ ~~* !~~* ~~~ !~~~ -> ->> & | << >> ~".split()  # noqa: SIM905
+)
+# DuckDB parse-tree classes an expression may contain (anything else, e.g. SUBQUERY, STAR,
+# PARAMETER, WINDOW, COLUMNS, is refused).
+_DUCKDB_CLASSES = frozenset(
+    {"CONSTANT", "COLUMN_REF", "FUNCTION", "CAST", "CASE", "COMPARISON", "CONJUNCTION"}
+    | {"OPERATOR", "BETWEEN", "COLLATE", "LAMBDA", "TYPE"}
+)
+# SQLGlot node classes an expression may contain besides the functions above.
+_SQLGLOT_SYNTAX = (  # noqa: SIM905
+    "Column Identifier Literal Null Boolean Cast TryCast DataType DataTypeParam Interval Var "
+    "Paren Neg Not BitwiseNot Add Sub Mul Div IntDiv Mod Pow DPipe EQ NEQ GT GTE LT LTE "
+    "NullSafeEQ NullSafeNEQ And Or Is In Between Like ILike SimilarTo Glob Case If Bracket "
+    "Slice Array Struct PropertyEQ AtTimeZone Extract Collate BitwiseAnd BitwiseOr "
+    "BitwiseLeftShift BitwiseRightShift JSONPath JSONPathRoot JSONPathKey JSONPathSubscript"
+).split()
+SQL_FIX = (
+    "write one expression over the record's own columns, e.g. "
+    "epoch_ms(ts_ms) or coalesce(user_id, 'unknown') (README: Trust model)"
+)
+
+
+def _sqlglot_classes() -> tuple[frozenset[type], frozenset[type]]:
+    """(syntax classes, function classes) SQLGlot may produce for an allowed expression."""
+    from sqlglot import exp
+
+    # by name, so that a class an older SQLGlot lacks is simply not allowed
+    syntax = {getattr(exp, name) for name in _SQLGLOT_SYNTAX if hasattr(exp, name)}
+    funcs: set[type] = set()
+    for name in SQL_FUNCTIONS:
+        for args in ("x", "x, y", "x, y, z"):
+            try:
+                node = sqlglot_parse(f"{name}({args})")
+            except ValueError:
+                continue
+            if isinstance(node, exp.Func) and not isinstance(node, exp.Anonymous):
+                funcs.add(type(node))
+    return frozenset(syntax), frozenset(funcs)
+
+
+def sqlglot_parse(text: str) -> Any:
+    """SQLGlot's DuckDB parse of one statement; ValueError if it does not parse."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    log = logging.getLogger("sqlglot")  # it warns on stderr when it falls back to a Command
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        trees = sqlglot.parse(text, read="duckdb")
+    except SqlglotError as e:
+        raise ValueError(str(e).splitlines()[0]) from None
+    finally:
+        log.setLevel(level)
+    if len(trees) != 1 or trees[0] is None:
+        raise ValueError("more than one statement")
+    return trees[0]
+
+
+_CLASSES: tuple[frozenset[type], frozenset[type]] | None = None
+
+
+def sql_problem(text: Any) -> str | None:
+    """Why `text` is not one scalar expression a mapping's { sql } may hold (SQLGlot's parse),
+    or None when it is. No database is touched."""
+    global _CLASSES
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType
+
+    if not isinstance(text, str) or not text.strip():
+        return "must be a non-empty string"
+    try:
+        tokens = sqlglot.tokenize(text, read="duckdb")
+    except SqlglotError:
+        return "does not parse as SQL"
+    if any(t.token_type == TokenType.SEMICOLON for t in tokens):
+        return "holds `;` (one expression only, no statements)"
+    try:
+        tree = sqlglot_parse(text)
+    except ValueError as e:
+        return f"does not parse as one SQL expression ({e})"
+    if _CLASSES is None:
+        _CLASSES = _sqlglot_classes()
+    syntax, funcs = _CLASSES
+    if isinstance(tree, exp.Alias):
+        return "holds an alias (AS); the field's name is the key"
+    for node in tree.walk():
+        if isinstance(node, exp.Query | exp.Subquery | exp.Table | exp.Exists):
+            return "holds a subquery (an expression reads only its own record)"
+        if isinstance(node, exp.Anonymous):
+            if node.name.lower() not in SQL_FUNCTIONS:
+                return f"calls {node.name}(), which a mapping may not call"
+        elif type(node) in syntax or type(node) in funcs:
+            continue
+        elif isinstance(node, exp.Placeholder | exp.Parameter):
+            return "holds a $parameter"
+        elif isinstance(node, exp.Window):
+            return "holds a window (OVER)"
+        elif isinstance(node, exp.Star):
+            return "holds *"
+        elif isinstance(node, exp.Func):
+            name = node.sql(dialect="duckdb").split("(")[0]
+            return f"calls {name}(), which a mapping may not call"
+        elif node is tree:
+            return f"is a statement ({node.key.upper()}), not an expression"
+        else:
+            return f"holds {node.key.upper()} syntax, which a mapping may not use"
+    return None
+
+
+def duckdb_sql_problem(con: Any, text: str) -> str | None:
+    """The rules of `sql_problem` on DuckDB's own parse of `text` (json_serialize_sql parses
+    and never runs), so the check sees exactly what DuckDB would execute."""
+    import json
+
+    doc = json.loads(
+        con.execute("SELECT json_serialize_sql($q)", {"q": f"SELECT {text}"}).fetchone()[0]
+    )
+    if doc.get("error"):
+        return f"does not parse as one SQL expression ({doc.get('error_message', '')})"
+    stmts = doc["statements"]
+    node = stmts[0]["node"] if len(stmts) == 1 else {}
+    plain = (
+        node.get("type") == "SELECT_NODE"
+        and node.get("from_table", {}).get("type") == "EMPTY"
+        and not node.get("modifiers")
+        and not node.get("cte_map", {}).get("map")
+        and all(node.get(k) is None for k in ("where_clause", "having", "sample", "qualify"))
+        and not node.get("group_expressions")
+        and not node.get("group_sets")
+        and len(node.get("select_list", [])) == 1
+        and not node["select_list"][0].get("alias")
+    )
+    if not plain:
+        return "is not one expression (a statement, clause, alias or list)"
+
+    def walk(o: Any) -> str | None:
+        if isinstance(o, list):
+            return next((p for p in map(walk, o) if p), None)
+        if not isinstance(o, dict):
+            return None
+        cls = o.get("class")
+        if cls is not None and cls not in _DUCKDB_CLASSES:
+            what = {"SUBQUERY": "a subquery", "PARAMETER": "a $parameter", "STAR": "*"}
+            return f"holds {what.get(cls, cls)}"
+        if cls == "FUNCTION":
+            name = o.get("function_name", "")
+            allowed = _SQL_OPERATORS if o.get("is_operator") else SQL_FUNCTIONS
+            if o.get("schema") or o.get("catalog") or name.lower() not in allowed:
+                return f"calls {name}(), which a mapping may not call"
+        return next((p for p in map(walk, o.values()) if p), None)
+
+    return walk(node["select_list"])

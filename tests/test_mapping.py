@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import duckdb
 import pytest
 
+from forensics.engine import Engine
 from forensics.errors import InputError
-from forensics.mapping import Source, load_mapping, profile
+from forensics.ingest import ingest_into
+from forensics.mapping import (
+    Mapping,
+    Source,
+    duckdb_sql_problem,
+    load_mapping,
+    profile,
+    sql_problem,
+)
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _write(tmp_path, text: str):
@@ -82,3 +96,122 @@ def test_openai_profile_reads_epoch_seconds_and_nested_usage():
 def test_unknown_profile():
     with pytest.raises(InputError, match="splunk"):
         profile("splunk")
+
+
+# --- { sql = ... } holds one scalar expression, never a statement or a file/system call -----
+
+ATTACKS = [
+    "COPY (SELECT 1) TO '/tmp/kv-forensics-pwned.csv'",
+    "ATTACH '/tmp/kv-forensics-pwned.duckdb' AS pwned",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "1; DROP TABLE requests",
+    "read_text('/etc/passwd')",
+    "getenv('HOME')",
+    "(SELECT count(*) FROM requests)",
+    "latency_ms IN (SELECT prompt_tokens FROM requests)",
+    "read_csv('/etc/passwd')",
+    "current_setting('home_directory')",
+    "SET enable_external_access = true",
+    "$structure",
+    "count(*)",
+]
+
+
+def _sql_mapping(tmp_path, expr: str) -> Path:
+    path = tmp_path / "x.mapping.toml"
+    path.write_text(
+        'format = "csv"\n[fields]\nts = "t"\naccount_id = "a"\nmodel = "m"\n'
+        f"prompt_tokens = \"p\"\nts_end = {{ sql = '''{expr}''' }}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("expr", ATTACKS)
+def test_sql_that_is_not_one_scalar_expression_is_refused_with_file_line_and_key(tmp_path, expr):
+    path = _sql_mapping(tmp_path, expr)
+    with pytest.raises(InputError) as e:
+        load_mapping(path)
+    line = e.value.line()
+    assert line.startswith(f"{path}:7 (fields.ts_end): sql ")
+    assert "write one expression over the record's own columns" in line
+    assert "\n" not in line
+
+
+@pytest.mark.parametrize("expr", ATTACKS)
+def test_duckdbs_own_parse_refuses_the_same_sql(expr):
+    # the ingest-time check reads DuckDB's parse, so SQLGlot and DuckDB cannot disagree
+    assert duckdb_sql_problem(duckdb.connect(), expr) is not None
+
+
+@pytest.mark.parametrize("expr", ATTACKS)
+def test_a_mapping_built_in_python_is_checked_too(expr):
+    fields = {"ts": Source("path", "t"), "ts_end": Source("sql", expr)}
+    with pytest.raises(InputError, match=r"^python mapping \(fields\.ts_end\): sql "):
+        Mapping(origin="python mapping", format="csv", fields=fields)
+
+
+def test_ingest_refuses_unsafe_sql_before_running_anything(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("t,a,m,p\n2026-09-01T00:00:00Z,acct,m,10\n", encoding="utf-8")
+    target = tmp_path / "pwned.csv"
+    fields = {
+        "ts": Source("path", "t"),
+        "account_id": Source("path", "a"),
+        "model": Source("path", "m"),
+        "prompt_tokens": Source("path", "p"),
+        "ts_end": Source("sql", "t", 7),
+    }
+    m = Mapping(origin="x.mapping.toml", format="csv", fields=fields)
+    # bypass the check at construction: _validate_sql must still refuse before running it
+    m.fields["ts_end"] = Source("sql", f"1); COPY (SELECT 42) TO '{target}'; SELECT (1", 7)
+    with Engine(tmp_path / "case.duckdb") as engine, pytest.raises(InputError) as e:
+        ingest_into(engine, [str(log)], mapping=m)
+    assert e.value.line().startswith("x.mapping.toml:7 (fields.ts_end): sql ")
+    assert not target.exists()
+
+
+def test_every_bundled_and_fixture_mapping_still_loads_with_its_sql():
+    paths = [
+        *REPO.glob("sample_logs/**/*.mapping.toml"),
+        *REPO.glob("tests/fixtures/**/*.mapping.toml"),
+    ]
+    assert len(paths) >= 3
+    exprs = [src.value for p in paths for _, _, src in load_mapping(p).sql_sources()]
+    assert "timestamp::TIMESTAMPTZ + to_milliseconds(latency_ms)" in exprs
+
+
+# expression -> its value on the one-row `src` table below, computed by hand
+LEGITIMATE = {
+    "timestamp::TIMESTAMPTZ + to_milliseconds(latency_ms)": "2026-09-01 00:00:01.5+00",
+    "epoch_ms(ms)": "2026-09-01 00:00:00",
+    "to_timestamp(s)": "2026-09-01 00:00:00+00",
+    "strptime(d, '%d/%m/%Y %H:%M')": "2026-09-01 00:00:00",
+    "coalesce(nullif(trim(u), ''), 'unknown')": "unknown",
+    "split_part(path, '/', 2)": "acct-1",
+    "regexp_extract(path, '([0-9]+)', 1)::BIGINT": "1",
+    "CASE WHEN latency_ms > 1000 THEN 'slow' ELSE 'fast' END": "slow",
+    "j->>'$.usage.prompt_tokens'": "7",
+    "json_extract_string(j, '$.usage.prompt_tokens')::INTEGER + 1": "8",
+    "TRY_CAST(u AS BIGINT)": None,
+    "timestamp::TIMESTAMPTZ AT TIME ZONE 'UTC'": "2026-09-01 00:00:00",
+    "date_trunc('hour', timestamp::TIMESTAMP) + INTERVAL 30 MINUTE": "2026-09-01 00:30:00",
+    "latency_ms BETWEEN 1 AND 2000 AND u IS NOT NULL": "true",
+    "upper(path) -- a trailing comment": "/ACCT-1/X",
+}
+
+
+@pytest.mark.parametrize("expr", sorted(LEGITIMATE))
+def test_ordinary_expressions_pass_both_checks_and_evaluate(expr):
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(
+        "CREATE TABLE src AS SELECT '2026-09-01T00:00:00Z' AS timestamp, 1500 AS latency_ms, "
+        "1788220800000 AS ms, 1788220800 AS s, '01/09/2026 00:00' AS d, '  ' AS u, "
+        "'/acct-1/x' AS path, '{\"usage\": {\"prompt_tokens\": 7}}'::JSON AS j"
+    )
+    assert sql_problem(expr) is None
+    assert duckdb_sql_problem(con, expr) is None
+    value = con.execute(f"SELECT CAST((\n{expr}\n) AS VARCHAR) FROM src").fetchone()[0]
+    assert value == LEGITIMATE[expr]
