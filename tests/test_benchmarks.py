@@ -4,8 +4,10 @@ entry point runs end to end at a tiny size (no timing assertions)."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -57,6 +59,100 @@ def test_toolkit_and_both_baselines_agree_on_a_generated_30k_case(tmp_path: Path
     for name in ("toolkit", "duckdb_sql", "polars"):
         assert result["figures"][name]["bands"] == bands
     assert result["figures"]["toolkit"]["owner_pairs"] > 0
+
+
+TIES_CASE = """
+name = "Ties and gaps"
+models = ["m"]
+context_window = 900
+success_status = [200, 201]
+[window]
+start = "2026-09-01T00:00:00Z"
+end = "2026-09-01T06:00:00Z"
+[[source]]
+path = "requests.csv"
+profile = "canonical"
+[[capacity]]
+role = "prefill"
+nodes = "p?"
+tokens = 300
+start = "2026-09-01T01:00:00Z"
+end = "2026-09-01T03:00:00Z"
+[[capacity]]
+role = "prefill"
+nodes = "p[12]"
+tokens = 500
+start = "2026-09-01T00:00:00Z"
+end = "2026-09-01T04:00:00Z"
+[[capacity]]
+role = "prefill"
+nodes = "*"
+tokens = 400
+start = "2026-09-01T02:00:00Z"
+[[capacity]]
+role = "decode"
+nodes = "d[!3]"
+tokens = 2000
+start = "2026-09-01T00:00:00Z"
+end = "2026-09-01T02:00:00Z"
+[[capacity]]
+role = "decode"
+nodes = "d*"
+tokens = 700
+start = "2026-09-01T02:00:00Z"
+[[exclude]]
+reason = "test"
+accounts = ["a0"]
+"""
+
+
+def ties_case(folder: Path, n: int = 4000, seed: int = 3) -> Path:
+    """Requests on a coarse time grid (many equal arrival and end times), zero-token and
+    null-completion requests, null nodes, statuses and ends, gaps in the capacity timeline,
+    nodes no entry matches, another model and times outside the window."""
+    rnd = random.Random(seed)
+    folder.mkdir(parents=True)
+    start = datetime(2026, 9, 1, tzinfo=UTC)
+
+    def iso(t: datetime) -> str:
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    lines = [",".join(baselines.REQUEST_COLUMNS)]
+    for i in range(n):
+        ts = start + timedelta(minutes=rnd.randrange(-20, 380, 5))
+        end = rnd.choice(["", iso(ts), *[iso(ts + timedelta(minutes=rnd.choice([0, 5, 10])))] * 3])
+        prompt = rnd.choice([0, 100, 250, 300, 301, 450, 500, 501, 650, 900, 901])
+        row = {
+            "request_id": f"r{i:05d}",
+            "ts": iso(ts),
+            "account_id": f"a{rnd.randrange(8)}",
+            "model": rnd.choice(["m"] * 9 + ["other"]),
+            "prompt_tokens": str(prompt),
+            "completion_tokens": rnd.choice(["", "0", "40", "200"]),
+            "status": rnd.choice(["", "200", "201", "200", "500"]),
+            "prefill_node": rnd.choice(["", "p1", "p2", "p3", "q1", "p12"]),
+            "decode_node": rnd.choice(["", "d1", "d2", "d3", "e1"]),
+            "ts_end": end,
+        }
+        lines.append(",".join(row[c] for c in baselines.REQUEST_COLUMNS))
+    (folder / "requests.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "incident.toml").write_text(TIES_CASE, encoding="utf-8")
+    return folder / "incident.toml"
+
+
+def test_toolkit_and_both_baselines_agree_on_ties_gaps_and_nulls(tmp_path: Path) -> None:
+    result = all_three(ties_case(tmp_path / "case"), tmp_path)
+    assert result["identical"] is True, result["differences"]
+    toolkit = result["figures"]["toolkit"]
+    assert set(toolkit["bands"]) == {
+        "fits",
+        "exposed",
+        "excluded",
+        "over_capacity_failed",
+        "over_context",
+        "unknown_capacity",
+    }
+    assert toolkit["owner_pairs"] > 0
 
 
 def test_compare_reports_a_request_banded_differently(tmp_path: Path) -> None:
