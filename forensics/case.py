@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import CaseError
+from .errors import CaseError, decode_utf8
 
 ROLES = ("prefill", "decode")
 POLICIES = ("pool-walkback", "time-window")
@@ -150,6 +150,13 @@ _REQUIRED = {
 }
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)\s*$")
 _UNITS = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_BIGINT = 2**63
+# Case-file times and durations stay where every derived time (window - lookback, chart
+# margins, DuckDB intervals) is representable: no overflow at year 1 or 9999.
+TIME_MIN = datetime(1970, 1, 1, tzinfo=UTC)
+TIME_END = datetime(3000, 1, 1, tzinfo=UTC)
+MAX_LOOKBACK = timedelta(days=36500)
 
 
 class _Locator:
@@ -230,22 +237,43 @@ class _Parser:
                     index,
                     key,
                 )
+            self.check_int(value, section, index, key)
         for key in _REQUIRED.get(section, ()):
             if key not in table:
                 raise self.fail("missing required key", section, index, key)
         return table
 
+    def check_int(self, value: Any, section: str | None, index: int | None, key: str) -> None:
+        """Integers (token counts, statuses) must fit a 64-bit signed integer, as stored."""
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, int) and not -_BIGINT <= v < _BIGINT for v in values):
+            raise self.fail(
+                "number too large", section, index, key, fix=f"give a value below 2^63 ({_BIGINT})"
+            )
+
     def time(self, value: str | datetime, section: str, index: int | None, key: str) -> datetime:
+        shown = value.isoformat() if isinstance(value, datetime) else value
         try:
-            return parse_utc(value)
+            at: datetime | None = parse_utc(value)
+        except OverflowError:  # year 1 or 9999 shifted to UTC
+            at = None
         except ValueError:
             raise self.fail(
-                f"unparsable time {value!r}",
+                f"unparsable time {shown!r}",
                 section,
                 index,
                 key,
                 fix="write an ISO 8601 time with an offset, e.g. 2026-09-09T14:52:00Z",
             ) from None
+        if at is None or not TIME_MIN <= at < TIME_END:
+            raise self.fail(
+                f"time {shown} is outside {TIME_MIN:%Y-%m-%d} .. {TIME_END.year - 1}-12-31",
+                section,
+                index,
+                key,
+                fix="give the real time of the incident (request logs start in 1970)",
+            )
+        return at
 
     def parse(self, doc: dict[str, Any]) -> Case:
         for key, value in doc.items():
@@ -258,6 +286,7 @@ class _Parser:
                 raise self.fail(
                     f"expected {_type_name(want)}, got {_type_name(type(value))}", None, None, key
                 )
+            self.check_int(value, None, None, key)
         for key in _REQUIRED_TOP:
             if key not in doc:
                 raise self.fail("missing required key", None, None, key)
@@ -372,7 +401,7 @@ class _Parser:
             if "file" in t:
                 file = self.resolve(t["file"])
                 try:
-                    text = file.read_text(encoding="utf-8")
+                    text = decode_utf8(file.read_bytes(), str(file), CaseError)
                 except OSError as e:
                     raise self.fail(
                         f"cannot read {file}: {e.strerror}",
@@ -428,6 +457,14 @@ class _Parser:
                     None,
                     "lookback",
                     fix='write e.g. "30m", "2h", "90s"',
+                )
+            if int(m.group(1)) * _UNIT_MS[m.group(2)] > MAX_LOOKBACK // timedelta(milliseconds=1):
+                raise self.fail(
+                    f"duration {t['lookback']!r} is longer than {MAX_LOOKBACK.days} days",
+                    "attribution",
+                    None,
+                    "lookback",
+                    fix='give how long data stays in the decode pool, e.g. "30m" or "2h"',
                 )
             lookback = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
         return Attribution(policy, lookback)
@@ -486,13 +523,14 @@ def load_case(path: str | Path) -> Case:
     """Read and validate a case file; raises `CaseError` naming file, key and line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise CaseError(
             "case file not found", where=str(p), fix="give the path of an incident.toml"
         ) from None
     except OSError as e:
         raise CaseError(f"cannot read case file: {e.strerror}", where=str(p)) from None
+    text = decode_utf8(data, str(p), CaseError)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

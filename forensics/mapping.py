@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import InputError
+from .errors import InputError, decode_utf8
 from .schema import MAPPABLE, REQUEST_FIELDS
 
 FORMATS = ("jsonl", "csv", "parquet", "sglang")
@@ -119,7 +119,7 @@ def load_mapping(path: str | Path) -> Mapping:
         raise InputError(
             "mapping file not found", where=str(p), fix="check the path given to --mapping"
         )
-    text = p.read_text(encoding="utf-8")
+    text = decode_utf8(p.read_bytes(), str(p), InputError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

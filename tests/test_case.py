@@ -157,3 +157,82 @@ def test_invalid_toml_is_refused_with_its_line(tmp_path):
 
 def test_missing_case_file_is_refused(tmp_path):
     assert "case file not found" in _refusal(tmp_path / "none.toml")
+
+
+# --- values no later step could represent are refused here, as one line ---------------------
+
+
+@pytest.mark.parametrize(
+    "lookback", ["10000000000d", "99999999999999999999ms", "36501d", "876025h"]
+)
+def test_a_lookback_longer_than_100_years_is_refused(tmp_path, lookback):
+    path = _write(tmp_path, f'\n[attribution]\npolicy = "time-window"\nlookback = "{lookback}"\n')
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:11: attribution.lookback: duration '{lookback}' is longer than "
+        "36500 days"
+    )
+
+
+def test_a_lookback_of_100_years_is_accepted(tmp_path):
+    path = _write(tmp_path, '\n[attribution]\npolicy = "time-window"\nlookback = "36500d"\n')
+    assert load_case(path).attribution.lookback == timedelta(days=36500)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('"0001-01-01T00:00:00Z"', "0001-01-01T00:00:00Z"),
+        ('"9999-12-31T23:59:59Z"', "9999-12-31T23:59:59Z"),
+        ("0001-01-01T00:00:00+05:00", "0001-01-01T00:00:00+05:00"),  # before year 1 in UTC
+        ("9999-12-31T23:59:59-05:00", "9999-12-31T23:59:59-05:00"),  # after year 9999 in UTC
+        ('"1969-12-31T23:59:59Z"', "1969-12-31T23:59:59Z"),
+        ('"3000-01-01T00:00:00Z"', "3000-01-01T00:00:00Z"),
+    ],
+)
+def test_a_time_outside_1970_to_2999_is_refused(tmp_path, text, shown):
+    path = _write(tmp_path, f'\n[[event]]\nat = {text}\nlabel = "x"\n')
+    assert _refusal(path) == (
+        f"{path.resolve()}:10: event[1].at: time {shown} is outside 1970-01-01 .. 2999-12-31; "
+        "give the real time of the incident (request logs start in 1970)"
+    )
+
+
+def test_the_edges_of_the_time_range_are_accepted(tmp_path):
+    path = _write(tmp_path, "")
+    path.write_text(
+        HEAD.replace("2026-09-01T00:00:00Z", "1970-01-01T00:00:00Z").replace(
+            "2026-09-02T00:00:00Z", "2999-12-31T23:59:59.999999Z"
+        )
+    )
+    case = load_case(path)
+    assert (case.window_start.year, case.window_end.year) == (1970, 2999)
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("", "context_window"),
+        ('\n[[capacity]]\nrole = "prefill"\ntokens = BIG\nstart = "2026-09-01T00:00:00Z"\n',
+         "capacity[1].tokens"),
+        ("\n[baseline]\nmin_prompt_tokens = BIG\n", "baseline.min_prompt_tokens"),
+    ],
+)  # fmt: skip
+def test_an_integer_of_2_to_the_63_or_more_is_refused(tmp_path, body, where):
+    path = _write(tmp_path, body.replace("BIG", str(2**63)))
+    if not body:
+        path.write_text(HEAD.replace("1000", str(2**63)))
+    assert f": {where}: number too large; give a value below 2^63" in _refusal(path)
+
+
+def test_a_case_file_that_is_not_utf8_names_the_line_and_byte(tmp_path):
+    path = tmp_path / "incident.toml"
+    path.write_bytes(HEAD.replace('"t"', '"caf\xe9"').encode("latin-1"))
+    assert _refusal(path) == (
+        f"{path}:1: not UTF-8 text (byte 0xe9 on line 1); save the file as UTF-8"
+    )
+
+
+def test_an_exclusion_file_that_is_not_utf8_is_refused(tmp_path):
+    (tmp_path / "ids.txt").write_bytes(b"acct-1\nacct-\xff\n")
+    path = _write(tmp_path, '\n[[exclude]]\nreason = "r"\nfile = "ids.txt"\n')
+    assert _refusal(path).startswith(f"{tmp_path.resolve() / 'ids.txt'}:2: not UTF-8 text")

@@ -215,3 +215,13 @@ def test_ordinary_expressions_pass_both_checks_and_evaluate(expr):
     assert duckdb_sql_problem(con, expr) is None
     value = con.execute(f"SELECT CAST((\n{expr}\n) AS VARCHAR) FROM src").fetchone()[0]
     assert value == LEGITIMATE[expr]
+
+
+def test_a_mapping_that_is_not_utf8_names_the_line_and_byte(tmp_path):
+    path = tmp_path / "x.mapping.toml"
+    path.write_bytes(b'[fields]\nts = "t"\naccount_id = "caf\xe9"\n')
+    with pytest.raises(InputError) as e:
+        load_mapping(path)
+    assert e.value.line() == (
+        f"{path}:3: not UTF-8 text (byte 0xe9 on line 3); save the file as UTF-8"
+    )
