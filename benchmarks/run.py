@@ -410,6 +410,26 @@ def targets(rows: list[dict], scale: dict) -> dict:
     return out
 
 
+def code_version(label: str | None) -> dict:
+    """Which toolkit code ran: the imported package's folder and its git commit (if any)."""
+    import forensics
+
+    where = Path(forensics.__file__).resolve().parent.parent
+    out: dict[str, Any] = {"forensics": str(where), "label": label}
+    git = subprocess.run(
+        ["git", "-C", str(where), "status", "--porcelain", "--branch"],
+        capture_output=True,
+        text=True,
+    )
+    if git.returncode == 0:
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        out["git_head"] = head
+        out["dirty"] = any(line and not line.startswith("##") for line in git.stdout.splitlines())
+    return out
+
+
 def machine() -> dict:
     import duckdb
     import polars
@@ -514,6 +534,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
     ap.add_argument("--clean", action="store_true", help="delete the generated cases at the end")
+    ap.add_argument(
+        "--code-label",
+        help="what code this is, recorded as-is (e.g. the commit of a `git archive` export)",
+    )
     ap.add_argument("--step", help=argparse.SUPPRESS)
     ap.add_argument("--params", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -542,6 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {
         "machine": machine(),
+        "code": code_version(args.code_label),
         "settings": {
             "sizes": args.sizes,
             "formats": args.formats,
