@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 import altair as alt
 import polars as pl
 
+from .outputs import printable
+
 BAND_ORDER = (
     "exposed",
     "excluded",
@@ -52,8 +54,13 @@ def _utc_x(field: str, title: str | None, domain: list[str] | None = None, **axi
 
 
 def _values(frame: pl.DataFrame) -> alt.InlineData:
-    """Inline data as plain JSON rows (no generated dataset names beyond content hashes)."""
-    return alt.InlineData(values=frame.to_dicts())
+    """Inline data as plain JSON rows (no generated dataset names beyond content hashes),
+    every text value `printable` (an id with a control character draws as an escape)."""
+    rows = [
+        {k: printable(v, one_line=True) if isinstance(v, str) else v for k, v in row.items()}
+        for row in frame.iter_rows(named=True)
+    ]
+    return alt.InlineData(values=rows)
 
 
 def _window_rect(start: str, end: str, x: alt.X, label: str = "exposure window") -> alt.Chart:
@@ -190,7 +197,9 @@ def exposure_lanes(
             tooltip=[alt.Tooltip("at:N", title="at (UTC)"), alt.Tooltip("label:N", title="event")],
         )
     )
-    accounts = exposed["account_id"].unique().sort().to_list() if exposed.height else []
+    ids = exposed["account_id"].unique().sort().to_list() if exposed.height else []
+    # the lane order names the ids as _values draws them (Vega sorts by an expression on them)
+    accounts = [printable(a, one_line=True) for a in ids]
     tooltip = [
         alt.Tooltip("ts:N", title="at (UTC)"),
         alt.Tooltip("account_id:N", title="account"),

@@ -296,7 +296,7 @@ def capacity(
     result = capacity_mod.derive(
         logs, db, context_window=context_window, out=out_file, node=node, role=role
     )
-    out.print(result.render())
+    out.print(result.render(), markup=False)  # plain text: [[capacity]] is not markup
 
 
 def main() -> None:

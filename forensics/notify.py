@@ -14,7 +14,7 @@ from pathlib import Path
 from .case import Case
 from .engine import Engine
 from .errors import AnalysisError, InputError
-from .outputs import write_csv
+from .outputs import printable, write_csv
 
 MAX_IDS_IN_WARNING = 10
 
@@ -101,7 +101,8 @@ def write_lists(engine: Engine, case: Case, out_dir: Path) -> NotifyResult:
 
 
 def _ids(ids: list[str]) -> str:
-    shown = ", ".join(ids[:MAX_IDS_IN_WARNING])
+    """The first ids, as one printable line (an id may hold control characters)."""
+    shown = ", ".join(printable(i, one_line=True) for i in ids[:MAX_IDS_IN_WARNING])
     return shown + (
         f" (+{len(ids) - MAX_IDS_IN_WARNING} more)" if len(ids) > MAX_IDS_IN_WARNING else ""
     )

@@ -23,6 +23,7 @@ from .case import Case, load_case
 from .engine import Engine
 from .errors import AnalysisError, ForensicsError, InputError
 from .notify import NotifyResult
+from .outputs import printable
 from .summary import build_summary, write_summary
 
 DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
@@ -291,21 +292,26 @@ def headline(result: AnalysisResult) -> str:
         f"{owners_info.get('accounts', 0)} account(s), {owners_info.get('requests', 0)} "
         f"request(s) ({owners_info.get('policy')}, {owners_info.get('status')})"
     )
+    flagged = ", ".join(s.get("flagged_accounts") or [])
+    ingest = s.get("ingest") or {}
     lines = [
         f"{s.get('name')}",
         f"exposed responses: {s.get('exposure_count')}",
         f"affected accounts: {s.get('affected_accounts')}",
         f"excluded (by reason): {excluded_text}",
         f"data owners: {owners_text}",
-        f"verdict: {s.get('verdict')}"
-        + (f" (flagged: {', '.join(s['flagged_accounts'])})" if s.get("flagged_accounts") else ""),
+        f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
+        f"ingest: {ingest.get('rows_read', 0)} record(s) read, {ingest.get('rows_loaded', 0)} "
+        f"loaded, {ingest.get('duplicates', 0)} duplicate(s), "
+        f"{ingest.get('quarantined', 0)} quarantined"
+        + (" (each with its reason in the quarantine table)" if ingest.get("quarantined") else ""),
     ]
     from .evidence import headline_lines
 
     lines.extend(headline_lines(s))
     if result.out is not None:
         lines.append(f"outputs: {result.out}")
-    return "\n".join(lines)
+    return "\n".join(printable(line, one_line=True) for line in lines)  # ids and names as data
 
 
 def _render(eng: Engine, case: Case, summary: dict[str, Any], out: Path) -> list[Path]:

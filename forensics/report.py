@@ -9,6 +9,7 @@ database and case give byte-identical files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +20,12 @@ import altair as alt
 import jinja2
 import polars as pl
 import vl_convert
+from markupsafe import Markup
 
 from . import charts
 from .case import Case
 from .engine import SQLEngine
+from .outputs import printable
 
 SIZE_CHART_CAP = 5000
 MAX_OWNER_ROWS = 25
@@ -443,9 +446,51 @@ def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
 
 
 def _script_json(value: Any) -> str:
-    """JSON safe to inline inside a <script> element."""
+    """JSON safe to inline inside a <script> element: no `<`, `>` or `&` (so no `</script>` or
+    `<!--` in any string can end or stall the element) and, being ASCII, no U+2028/2029; each
+    such character stays the same string as a \\u escape."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return text.replace("</", "<\\/")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# --- charts outside the report (notebooks) ------------------------------------------------
+
+OFFLINE_RENDERER = "kv-forensics-offline"
+_EMBED_OPTIONS = '{"renderer":"svg","actions":false,"mode":"vega-lite"}'
+_shown = 0
+
+
+def chart_html(spec: Mapping[str, Any]) -> str:
+    """One Vega-Lite chart as an HTML fragment that draws offline, as the report does: the
+    bundled Vega JavaScript inline, then the chart's element and the spec as script-safe
+    JSON. The element is found from its script (the output may not be in the page yet)."""
+    global _shown
+    _shown += 1
+    digest = hashlib.sha256(_script_json(spec).encode()).hexdigest()[:12]
+    element = f"kv-forensics-chart-{digest}-{_shown}"
+    return (
+        f"<script>{_bundle()}</script>\n"
+        f'<div class="kv-forensics-chart" id="{element}"></div>\n'
+        "<script>(function () {\n"
+        "  var el = document.currentScript && document.currentScript.previousElementSibling;\n"
+        f'  if (!el || el.id !== "{element}") el = document.getElementById("{element}");\n'
+        f"  vegaEmbed(el, {_script_json(spec)}, {_EMBED_OPTIONS})\n"
+        "    .catch(function (err) { console.error(err); });\n"
+        "})();</script>\n"
+    )
+
+
+def _offline_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
+    return {"text/html": chart_html(spec), "text/plain": "<kv-forensics chart>"}
+
+
+def use_offline_renderer() -> None:
+    """Draw Altair charts in Jupyter with `chart_html` (no CDN fetch) unless the user chose
+    a renderer of their own (Altair's active one is not `default`)."""
+    if OFFLINE_RENDERER not in alt.renderers.names():
+        alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
+    if alt.renderers.active == "default":
+        alt.renderers.enable(OFFLINE_RENDERER)
 
 
 _BUNDLE: str | None = None
@@ -467,6 +512,8 @@ def _template() -> jinja2.Template:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
+        # every text shown (ids, labels) with control characters as visible escapes
+        finalize=lambda v: v if isinstance(v, Markup) or not isinstance(v, str) else printable(v),
     )
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else ("—" if v is None else v)
     return env.get_template("report.html.j2")

@@ -265,3 +265,36 @@ def test_demo_report_renders_every_chart_offline(tmp_path: Path, demo_report: Pa
     assert browser.console_errors() == []
     assert browser.requested_urls() == []
     assert shot.stat().st_size > 100_000
+
+
+def test_report_of_a_case_with_hostile_account_ids_renders_every_chart(tmp_path: Path) -> None:
+    """Account ids holding `<!--<script>`, control characters and U+2028 (see
+    test_outputs_safety.py) stop no chart: each draws, with the ids' lanes, no console error."""
+    from test_outputs_safety import HOSTILE_ACCOUNTS, hostile_case
+
+    out = tmp_path / "out"
+    pipeline.run(hostile_case(tmp_path / "case"), out)
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+
+    browser = Browser(profile)
+    try:
+        browser.open((out / "report.html").resolve().as_uri(), READY)
+        failed = browser.evaluate("JSON.stringify(window.__report.failed)")
+        marks = json.loads(browser.evaluate(COUNT_MARKS))
+        lanes = browser.evaluate(
+            "Array.from(document.querySelectorAll('#chart-timeline svg text'))"
+            ".map(t => t.textContent).join('\\n')"
+        )
+        errors, requested = browser.console_errors(), browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert failed == "[]"
+    assert sorted(marks) == ["chart-daily", "chart-hourly", "chart-size", "chart-timeline"]
+    assert all(n > 0 for n in marks.values()), marks
+    shown = lanes.splitlines()
+    assert HOSTILE_ACCOUNTS["acct-bob"] in shown  # markup in an id is drawn as text
+    assert "acct-\\x01carol\\x1b[31m" in shown
+    assert errors == []
+    assert requested == []
