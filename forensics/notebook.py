@@ -270,12 +270,14 @@ class Investigation:
 
     def timeline_chart(self) -> alt.VConcatChart:
         """The incident timeline of the report: case events, window, every exposed response."""
+        report.use_offline_renderer()
         start, end = self._window()
         exposed = self.engine.frame("report/exposed")
         return charts.timeline_chart(report.events_frame(self.case), exposed, start, end)
 
     def size_chart(self) -> alt.LayerChart:
         """Prompt size against the prefill capacity in force (the report's chart)."""
+        report.use_offline_renderer()
         start, end = self._window()
         points = self.engine.frame(
             "report/size_points",
@@ -287,10 +289,12 @@ class Investigation:
 
     def daily_chart(self) -> alt.LayerChart:
         """Exposed responses per day against the baseline long-context volume."""
+        report.use_offline_renderer()
         return charts.daily_chart(self._profiles()[0])
 
     def hourly_chart(self) -> alt.Chart:
         """Hour-of-day profile of exposed responses against the baseline."""
+        report.use_offline_renderer()
         return charts.hourly_chart(self._profiles()[1])
 
     # --- display ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ INCIDENT.md / sample_logs/glm53/truth.json: 155 exposed responses."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -163,3 +164,50 @@ def test_every_notebook_in_the_repo_is_stored_without_outputs():
                 assert cell.outputs == [], f"{path.name}: cell {cell.get('id')} has outputs"
                 assert cell.execution_count is None, f"{path.name}: cell {cell.get('id')}"
         assert "widgets" not in nb.metadata, path.name
+
+
+def _chart_html(nb: nbformat.NotebookNode) -> list[str]:
+    """The text/html of every chart output (cells calling a `*_chart()` method)."""
+    return [
+        o["data"]["text/html"]
+        for c in nb.cells
+        if c.cell_type == "code" and "_chart()" in c.source
+        for o in c.outputs
+        if "text/html" in o.get("data", {})
+    ]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", [p.name for p in _notebooks()])
+def test_notebook_charts_carry_vega_inline_and_load_nothing_from_the_network(executed, name):
+    shown = _chart_html(executed[name])
+    assert shown, "no chart drawn"
+    for html in shown:
+        assert re.search(r"<script[^>]*\bsrc\s*=", html, re.IGNORECASE) is None
+        assert "requirejs" not in html and "cdn.jsdelivr.net" not in html
+        assert "vegaEmbed(el, {" in html
+        assert len(html) > 500_000  # the Vega + Vega-Lite + Vega-Embed bundle, inline
+
+
+@pytest.mark.notebook
+@pytest.mark.browser
+def test_walkthrough_timeline_output_draws_in_an_offline_browser(executed, tmp_path):
+    from test_report_browser import Browser
+
+    html = _chart_html(executed["walkthrough_glm53.ipynb"])[0]
+    page = tmp_path / "timeline.html"
+    page.write_text(f"<!DOCTYPE html><html><body>{html}</body></html>", encoding="utf-8")
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    browser = Browser(profile)
+    try:
+        browser.open(page.as_uri(), "document.querySelector('.kv-forensics-chart svg') !== null")
+        marks = browser.evaluate(
+            "document.querySelectorAll('.kv-forensics-chart svg g.role-mark > *').length"
+        )
+        errors, requested = browser.console_errors(), browser.requested_urls()
+    finally:
+        browser.close()
+    assert marks > 2 * 155  # the bundled case's 155 exposed responses, twice in the timeline
+    assert errors == []
+    assert requested == []
