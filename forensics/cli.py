@@ -1,11 +1,13 @@
 """The `forensics` command: a thin layer over the library.
 
 Each command parses options, calls one library function and prints. Data goes to stdout,
-messages to stderr; `main()` is the one error handler and owns the exit codes.
+messages to stderr; `_Commands.invoke` is the one error handler and `errors.EXIT_CODES` the
+exit codes (listed in `forensics --help`).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,24 +15,45 @@ import typer
 import typer.core
 from rich.console import Console
 
-from .errors import ForensicsError
+from .errors import EXIT_CODES, ForensicsError, ResourceError, system_error
 
 
 class _Commands(typer.core.TyperGroup):
-    """Runs a command; a `ForensicsError` becomes one line on stderr and its exit code."""
+    """The one error boundary: every failure is one line on stderr and an exit code from
+    `EXIT_CODES`. A `ForensicsError` has its own (4 when raised over a system fault: disk
+    full, read-only, permission); an OSError, or a DuckDB error reporting one, is 4 (2 for
+    a wrong path); anything else is a bug: 1, with the traceback under FORENSICS_DEBUG=1."""
 
     def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except ForensicsError as e:
             err.print(f"error: {e.line()}", markup=False)
-            raise typer.Exit(e.exit_code) from None
+            fault = system_error(e.__context__, faults_only=True)
+            raise typer.Exit(ResourceError.exit_code if fault else e.exit_code) from None
+        except Exception as e:
+            if type(e).__module__.split(".")[0] in ("click", "typer"):
+                raise  # usage errors, --help, typer.Exit: click prints and exits
+            if os.environ.get("FORENSICS_DEBUG"):
+                raise
+            known = system_error(e)
+            if known is not None:
+                err.print(f"error: {known.line()}", markup=False)
+                raise typer.Exit(known.exit_code) from None
+            text = str(e).strip().splitlines()
+            err.print(
+                f"internal error: {type(e).__name__}: {text[0] if text else ''} "
+                "(run with FORENSICS_DEBUG=1 for the traceback, and report it)",
+                markup=False,
+            )
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(
     name="forensics",
     cls=_Commands,
     help="Investigate cross-session KV-cache exposure incidents from request logs.",
+    epilog="Exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + ".",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

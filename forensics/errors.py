@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 
@@ -66,7 +67,8 @@ EXIT_CODES = {
     4: "the system refused a file or resource (disk full, read-only, permission, memory)",
 }
 
-_FIXES = {
+# errno -> fix: the system refused (exit 4) ...
+_FAULTS = {
     errno.ENOSPC: "free space there, or write to another --out / --db / --temp-dir",
     errno.EDQUOT: "free space within your quota, or write to another --out / --db",
     errno.EROFS: "that file system is read-only: write to another --out / --db",
@@ -75,29 +77,41 @@ _FIXES = {
     errno.EFBIG: "the file outgrew the file system's or the process's limit (ulimit -f)",
     errno.EIO: "the device reported an I/O error: check the disk",
 }
+# ... or the path given is wrong (exit 2)
+_PATHS = {
+    errno.ENOENT: "check the path",
+    errno.ENOTDIR: "a part of that path is a file, not a folder: check the path",
+    errno.EISDIR: "that path is a folder, not a file: check the path",
+    errno.EEXIST: "that path exists already: choose another",
+    errno.ENAMETOOLONG: "shorten the path",
+}
 _DUCKDB_FILE = re.compile(r'(?:file|directory) "([^"]+)"')
 
 
-def resource_error(exc: BaseException) -> ResourceError | None:
-    """The system fault behind `exc` (an OSError, or a DuckDB error reporting one, searched
-    through its causes) as one line naming the path, the errno text and the fix; else None."""
+def system_error(exc: BaseException | None, *, faults_only: bool = False) -> ForensicsError | None:
+    """The OS error behind `exc` (an OSError, or a DuckDB error reporting one, searched
+    through its causes) as one line naming the path, the errno text and the fix: a
+    ResourceError when the system refused (disk full, read-only, permission, I/O, memory),
+    an InputError for a wrong path; else None. `faults_only`: ResourceErrors only."""
     seen: set[int] = set()
-    e: BaseException | None = exc
+    e = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        found = _resource_error(e)
-        if found is not None:
+        found = _system_error(e)
+        if found is not None and (isinstance(found, ResourceError) or not faults_only):
             return found
         e = e.__cause__ or e.__context__
     return None
 
 
-def _resource_error(e: BaseException) -> ResourceError | None:
+def _system_error(e: BaseException) -> ForensicsError | None:
     if isinstance(e, OSError):
         paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
+        where = " -> ".join(paths) or _open_file(e)
         what = e.strerror or str(e)
-        fix = _FIXES.get(e.errno or 0, "check that path and its file system")
-        return ResourceError(what, where=" -> ".join(paths) or None, fix=fix)
+        if e.errno in _PATHS:
+            return InputError(what, where=where, fix=_PATHS[e.errno])
+        return ResourceError(what, where=where, fix=_FAULTS.get(e.errno or 0, "check that path"))
     import duckdb  # lazy: keep this module import-light
 
     if not isinstance(e, duckdb.Error):
@@ -109,12 +123,27 @@ def _resource_error(e: BaseException) -> ResourceError | None:
             f"DuckDB ran out of memory ({first})",
             fix="raise --memory-limit, or give --temp-dir on a disk with room to spill",
         )
-    for code, fix in _FIXES.items():
-        if os.strerror(code) in text:
-            found = _DUCKDB_FILE.search(text)
-            return ResourceError(
-                os.strerror(code), where=found.group(1) if found else None, fix=fix
-            )
+    for table, kind in ((_FAULTS, ResourceError), (_PATHS, InputError)):
+        for code, fix in table.items():
+            if os.strerror(code) in text:
+                found = _DUCKDB_FILE.search(text)
+                return kind(os.strerror(code), where=found.group(1) if found else None, fix=fix)
     if isinstance(e, duckdb.IOException):
         return ResourceError(first, fix="check the paths given and their file system")
+    return None
+
+
+def _open_file(e: BaseException) -> str | None:
+    """The file a failed write or read was using, for an OSError that names none (a full
+    disk fails `f.write`, not `open`): the innermost open file among the frames' locals."""
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            name = getattr(value, "name", None)
+            if isinstance(value, io.IOBase) and isinstance(name, str | bytes):
+                return os.fsdecode(name)
     return None
