@@ -14,12 +14,14 @@ an earlier input makes every record of it a duplicate or a conflict likewise.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import glob
 import hashlib
 import json
 import tempfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,6 @@ from .mapping import Mapping, Source, load_mapping, profile
 
 LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never occurs in JSON text: read each line whole
 MAX_LINE_SIZE = 64 * 1024 * 1024  # longest record line; a 1M-token prompt is ~8 MB of JSON
-# DuckDB reads CSV in buffers of 16 x max_line_size by default (4 GiB for 256 MiB lines),
-# more than a modest memory limit allows; two lines' worth is enough
-READ_BUFFER_SIZE = 2 * MAX_LINE_SIZE
 RAW_LIMIT = 2048
 _CHUNK = 1 << 20
 _KNOWN = {
@@ -277,6 +276,7 @@ class _Prepared:
     fmt: str
     note: str | None = None
     table: str | None = None  # the staged temp table of its records
+    side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
 
 
 def _suffix_format(path: Path) -> str | None:
@@ -300,48 +300,70 @@ def _prepare(path: Path, m: Mapping, scratch: Path) -> _Prepared:
             fix='name it .jsonl/.ndjson/.csv/.parquet (optionally .gz/.zst) or set format = "..."'
             " in the mapping",
         )
+    check = _LineCheck(MAX_LINE_SIZE) if fmt in ("jsonl", "csv") else None
+    comp = _compression(path)
     try:
         size = path.stat().st_size
         digest = hashlib.sha256()
         with path.open("rb") as fh:
             while chunk := fh.read(_CHUNK):
                 digest.update(chunk)
+                if check is not None and comp is None:
+                    check.feed(chunk)
     except OSError as e:
         raise InputError(
             f"cannot read the file ({e.strerror})", where=where, fix="check the file's permissions"
         ) from None
     if size == 0:
         raise InputError("the file is empty", where=where, fix="check the export; remove it")
-    comp = _compression(path)
     prepared = _Prepared(where, where, digest.hexdigest(), size, fmt)
-    if comp is None:
-        return prepared
-    if fmt == "parquet":
-        raise InputError(
-            f"Parquet inside {comp} is not supported",
-            where=where,
-            fix="decompress it (Parquet compresses its own pages)",
-        )
-    out_bytes, truncated = _check_stream(path, comp, None)
-    if truncated:
-        target = scratch / f"{prepared.sha256[:16]}.prefix"
-        with target.open("wb") as sink:
-            _check_stream(path, comp, sink)
-        kept = _cut_at_last_newline(target)
-        prepared.read_path = str(target)
-        prepared.note = (
-            f"truncated {comp} stream: loaded the {kept:,} decompressed bytes before the "
-            "break; the partial record at the break was not read"
-        )
-        out_bytes = kept
-    if out_bytes == 0:
-        raise InputError("the file is empty once decompressed", where=where, fix="check the export")
+    if comp is not None:
+        if fmt == "parquet":
+            raise InputError(
+                f"Parquet inside {comp} is not supported",
+                where=where,
+                fix="decompress it (Parquet compresses its own pages)",
+            )
+        out_bytes, truncated = _check_stream(path, comp, check)
+        if truncated:
+            target = scratch / f"{prepared.sha256[:16]}.prefix"
+            with target.open("wb") as sink:
+                _check_stream(path, comp, None, sink)
+            kept = _cut_at_last_newline(target)
+            prepared.read_path = str(target)
+            prepared.note = (
+                f"truncated {comp} stream: loaded the {kept:,} decompressed bytes before the "
+                "break; the partial record at the break was not read"
+            )
+            out_bytes = kept
+        if out_bytes == 0:
+            raise InputError(
+                "the file is empty once decompressed", where=where, fix="check the export"
+            )
+    if check is not None and check.finish(fmt):
+        _normalize(prepared, comp if prepared.read_path == where else None, scratch)
     return prepared
 
 
-def _check_stream(path: Path, comp: str, sink: Any) -> tuple[int, bool]:
-    """Decompress `path` in chunks: (bytes out, truncated?). Corrupt data -> InputError."""
+def _check_stream(
+    path: Path, comp: str, check: _LineCheck | None = None, sink: Any = None
+) -> tuple[int, bool]:
+    """Decompress `path` in chunks (to `check` and `sink`): (bytes out, truncated?).
+    Corrupt data -> InputError."""
     total = 0
+    state: dict[str, bool] = {}
+    for data in _decompress(path, comp, state):
+        total += len(data)
+        if check is not None:
+            check.feed(data)
+        if sink is not None:
+            sink.write(data)
+    return total, state["truncated"]
+
+
+def _decompress(path: Path, comp: str, state: dict[str, bool]) -> Iterator[bytes]:
+    """The decompressed bytes of `path` in chunks; then state["truncated"] says whether the
+    stream broke off inside a member/frame. Corrupt data -> InputError."""
     fed = False  # the current decompressor has taken input since its member began
     try:
         with path.open("rb") as fh:
@@ -350,15 +372,14 @@ def _check_stream(path: Path, comp: str, sink: Any) -> tuple[int, bool]:
             while chunk:
                 data = dec.decompress(chunk)
                 fed = True
-                total += len(data)
-                if sink is not None and data:
-                    sink.write(data)
+                if data:
+                    yield data
                 if dec.eof:  # a member/frame ended: the rest may start another
                     chunk = dec.unused_data or fh.read(_CHUNK)
                     dec, fed = _decompressor(comp), False
                 else:
                     chunk = fh.read(_CHUNK)
-            return total, fed
+            state["truncated"] = fed
     except (zlib.error, zstandard.ZstdError, OSError) as e:
         tool = "gzip -t" if comp == "gzip" else "zstd -t"
         raise InputError(
@@ -391,6 +412,149 @@ def _cut_at_last_newline(path: Path) -> int:
             pos -= step
         fh.truncate(0)
         return 0
+
+
+class _LineCheck:
+    """Watches an input's (decompressed) bytes for what DuckDB's line reader gets wrong or
+    refuses: a CR (DuckDB also ends lines at a lone CR, and miscounts mixed LF/CRLF files),
+    bytes that are not UTF-8 and lines longer than `max_line` (either refuses the whole
+    file), and the JSONL reader's delimiter (it would cut the line)."""
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max_line
+        self.run = 0  # bytes since the last LF
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.cr = self.bad_utf8 = self.long = self.delim = False
+
+    def feed(self, data: bytes) -> None:
+        self.cr = self.cr or b"\r" in data
+        self.delim = self.delim or _DELIM_BYTES[:1] in data
+        if not self.bad_utf8 and (not data.isascii() or self.decoder.getstate()[0]):
+            try:
+                self.decoder.decode(data)
+            except UnicodeDecodeError:
+                self.bad_utf8 = True
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += len(data)
+        else:
+            self.long = self.long or self.run + first > self.max_line
+            if len(data) > self.max_line and not self.long:  # only with a small limit
+                self.long = max(map(len, data.split(b"\n"))) > self.max_line
+            self.run = len(data) - data.rfind(b"\n") - 1
+        self.long = self.long or self.run > self.max_line
+
+    def finish(self, fmt: str) -> bool:
+        """Whether the input must be rewritten (`_normalize`) before DuckDB reads it."""
+        try:
+            self.decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            self.bad_utf8 = True
+        if fmt == "csv":  # CSV: DuckDB handles CR and quotes itself
+            return self.bad_utf8 or self.long
+        return self.bad_utf8 or self.long or self.cr or self.delim
+
+
+PLACEHOLDER = b"-"  # stands for an unreadable line in a rewritten input: not JSON, one field
+_DELIM_BYTES = LINE_DELIM.encode()
+
+
+def _utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _normalize(p: _Prepared, comp: str | None, scratch: Path) -> None:
+    """Rewrite input `p` into `scratch` as lines DuckDB reads exactly, streaming: line n of
+    the copy is physical line n (ended by LF) of the input. A line that is not UTF-8 or is
+    longer than MAX_LINE_SIZE bytes becomes PLACEHOLDER, its reason and length (without the
+    line end) in a side CSV (`p.side`). JSONL also: CRLF -> LF, a lone CR -> TAB (both JSON
+    whitespace; inside a string both invalid), a line holding LINE_DELIM -> PLACEHOLDER."""
+    out_path = scratch / f"{p.sha256[:16]}.lines"
+    side_path = scratch / f"{p.sha256[:16]}.side.csv"
+    jsonl = p.fmt == "jsonl"
+    limit = MAX_LINE_SIZE
+    too_long = f"line longer than {limit} bytes"
+    source = Path(p.read_path)
+    state: dict[str, bool] = {}
+    chunks = _decompress(source, comp, state) if comp else _plain_chunks(source)
+    line_no = 1
+    with out_path.open("wb") as out, side_path.open("w", encoding="utf-8") as side:
+        side.write("line,reason,bytes\n")
+
+        def bad(reason: str, size: int) -> None:
+            nonlocal line_no
+            side.write(f"{line_no},{reason},{size}\n")
+            out.write(PLACEHOLDER + b"\n")
+            line_no += 1
+
+        def emit_line(line: bytes) -> None:
+            nonlocal line_no
+            if jsonl and line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > limit:
+                bad(too_long, len(line))
+            elif not _utf8(line):
+                bad("invalid UTF-8", len(line))
+            elif jsonl and _DELIM_BYTES in line:
+                bad("invalid JSON", len(line))
+            else:
+                out.write((line.replace(b"\r", b"\t") if jsonl else line) + b"\n")
+                line_no += 1
+
+        def emit_block(block: bytes) -> None:  # whole lines, each ended by LF
+            nonlocal line_no
+            if jsonl and b"\r" in block:
+                block = block.replace(b"\r\n", b"\n")
+            clean = len(block) <= limit or max(map(len, block.split(b"\n"))) <= limit
+            clean = clean and _utf8(block)
+            if clean and jsonl:
+                clean = b"\r" not in block and _DELIM_BYTES[:1] not in block
+            if clean:
+                out.write(block)
+                line_no += block.count(b"\n")
+            else:
+                for line in block.split(b"\n")[:-1]:
+                    emit_line(line)
+
+        pending: list[bytes] = []  # the start of the current line
+        pending_len = 0
+        skipping = -1  # bytes so far of an over-long line being skipped
+        for data in chunks:
+            if skipping >= 0:
+                end = data.find(b"\n")
+                if end < 0:
+                    skipping += len(data)
+                    continue
+                cr = jsonl and data[:end].endswith(b"\r")
+                bad(too_long, skipping + end - cr)
+                skipping, data = -1, data[end + 1 :]
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending.append(data)
+                pending_len += len(data)
+            else:
+                emit_block(b"".join([*pending, data[: cut + 1]]))
+                pending, pending_len = [data[cut + 1 :]], len(data) - cut - 1
+            if pending_len > limit:
+                skipping, pending, pending_len = pending_len, [], 0
+        if skipping >= 0:
+            bad(too_long, skipping)
+        elif pending_len:
+            emit_line(b"".join(pending))
+    p.read_path = str(out_path)
+    p.side = str(side_path)
+
+
+def _plain_chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            yield chunk
 
 
 # --- the transaction ---
@@ -448,7 +612,7 @@ def _one(
         return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
     seen[p.sha256] = p.path
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM "{p.table}"')
-    effective, mapped_sql, params, raw_expr = _map(engine, p, m)
+    effective, mapped_sql, params, raw_sql = _map(engine, p, m)
     # one pass: source -> mapped text (a CTE) -> typed records with their reason
     typed_sql = (
         f'CREATE OR REPLACE TEMP TABLE "_ing_typed" AS WITH _ing_mapped AS ({mapped_sql}) '
@@ -475,13 +639,13 @@ def _one(
     # `_ing_out` is a view: the typed table plus that small table of outcomes
     _temp(engine, "_ing_special", "ingest/classify")
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
-    # raw text only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
-    # on __row): the WHERE runs before the text is rendered, which for every record would
-    # cost a copy of the whole input
+    # raw values only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
+    # on __row): the WHERE runs before they are rendered
     engine.execute(
-        f'CREATE OR REPLACE TEMP VIEW "_ing_raw" AS SELECT __row, {raw_expr} AS raw '
-        "FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
-        "WHERE outcome IN ('quarantine', 'conflict'))"
+        f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS SELECT __row, raw FROM ({raw_sql}) '
+        "WHERE __row IN (SELECT source_row FROM _ing_out "
+        "WHERE outcome IN ('quarantine', 'conflict'))",
+        **params,
     )
     engine.run("ingest/insert_requests")
     engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT)
@@ -539,7 +703,19 @@ def _already(engine: Engine, p: _Prepared, earlier: list[_Prepared]) -> bool:
 def _stage(engine: Engine, p: _Prepared, i: int) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
     (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file)."""
+    # a rewritten input (_normalize) has no line over MAX_LINE_SIZE: DuckDB's own limit is
+    # only a backstop; it reads in buffers of two lines' worth (its default, 16 lines, is
+    # more than a modest memory limit allows)
+    read_limit = MAX_LINE_SIZE + 1024
+    sizes = {"max_line_size": read_limit, "buffer_size": 2 * read_limit}
     try:
+        side = f"_ing_side_{i}"
+        if p.side is not None:
+            _temp(engine, side, "ingest/side_lines", path=p.side)
+        else:
+            engine.execute(
+                f'CREATE OR REPLACE TEMP TABLE "{side}" (line BIGINT, reason VARCHAR, bytes BIGINT)'
+            )
         if p.fmt == "jsonl":
             stage = f"_ing_json_{i}"
             engine.con.execute("SET preserve_insertion_order = true")
@@ -550,32 +726,36 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
                     "ingest/json_records",
                     path=p.read_path,
                     delim=LINE_DELIM,
-                    max_line_size=MAX_LINE_SIZE,
-                    buffer_size=READ_BUFFER_SIZE,
+                    **sizes,
                 )
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
-            # rowid is the 0-based line number (blank lines kept in the table, not records)
+            # rowid is the 0-based line number (blank lines kept in the table, not records);
+            # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
-            engine.execute(
-                f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + 1 AS __row, '
-                f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
-            )
+            if p.side is None:
+                engine.execute(
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + 1 AS __row, '
+                    f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
+                )
+            else:
+                engine.execute(
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT j.rowid + 1 AS __row, '
+                    "j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
+                    "CASE WHEN s.line IS NULL THEN j.__raw "
+                    "ELSE CAST(json_object('bytes', s.bytes) AS VARCHAR) END AS __raw "
+                    f'FROM "{stage}" AS j LEFT JOIN "{side}" AS s ON s.line = j.rowid + 1 '
+                    "WHERE NOT j.__blank"
+                )
             return table
         elif p.fmt == "csv":
+            engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_side" AS SELECT * FROM "{side}"')
             engine.con.execute("SET preserve_insertion_order = true")
             try:
-                _temp(
-                    engine,
-                    "_ing_csv",
-                    "ingest/csv_rows",
-                    path=p.read_path,
-                    max_line_size=MAX_LINE_SIZE,
-                    buffer_size=READ_BUFFER_SIZE,
-                )
+                _temp(engine, "_ing_csv", "ingest/csv_rows", path=p.read_path, **sizes)
             finally:
                 engine.con.execute("SET preserve_insertion_order = false")
-            _temp(engine, "_ing_csv_rejects", "ingest/csv_rejects")
+            _temp(engine, "_ing_csv_rejects", "ingest/csv_rejects", max_line_size=MAX_LINE_SIZE)
             _temp(engine, "_ing_csv_valid", "ingest/csv_records")
             engine.execute(
                 'CREATE OR REPLACE TEMP TABLE "_ing_src" AS '
@@ -619,7 +799,10 @@ def _map(
     engine: Engine, p: _Prepared, m: Mapping
 ) -> tuple[dict[str, Source], str, dict[str, Any], str]:
     """The fields used, the SELECT (with its parameters) of the mapped records: __row,
-    __raw, __err, v_<field> as text, extra; and the expression of a record's raw text."""
+    __raw, __err, v_<field> as text, extra; and the SELECT (same parameters) of each
+    record's raw values: __row, raw = a JSON object of its mapped values only (source path
+    -> value as in the source; `fields.F`/`extra.X` -> the value of a { sql } source), never
+    unmapped content such as prompt text; for an unreadable record, `__raw` ({"bytes": N})."""
     params: dict[str, Any] = {}
     source = "_ing_src"  # what the mapped SELECT reads (and { sql = ... } binds against)
     if p.fmt == "jsonl":
@@ -638,13 +821,22 @@ def _map(
             cur.fetchall()
         else:
             columns = _columns(engine, "_ing_src")
-        raw_expr = "coalesce(__raw, CAST(json(__j) AS VARCHAR))"  # __j: the line as read
     else:
         structure = None
         columns = _columns(engine, "_ing_src")
-        source_cols = [c for c in columns if not c.startswith("__")]
-        packed = ", ".join(f"{_ident(c)} := {_ident(c)}" for c in source_cols)
-        raw_expr = f"coalesce(__raw, CAST(to_json(struct_pack({packed})) AS VARCHAR))"
+    raw_source = source
+    raw_values: dict[str, str] = {}  # raw key -> expression of the source value
+    raw_paths: list[str] = []  # JSONL: paths of the raw values, read as JSON
+
+    def raw(src: Source, label: str, e: str) -> None:
+        if src.kind == "sql":
+            raw_values.setdefault(label, e)
+        elif src.kind == "path" and src.value not in raw_values:
+            if p.fmt != "jsonl":
+                raw_values[src.value] = e
+            elif structure is not None:
+                raw_paths.append(_json_path(src.value))
+                raw_values[src.value] = f"__rx[{len(raw_paths)}]"
 
     text_paths: list[str] = []  # JSON paths read as text (fields) ...
     json_paths: list[str] = []  # ... and as JSON (extra)
@@ -681,6 +873,7 @@ def _map(
         e = expr(f.name, src, False) if src is not None else None
         if e is not None and src is not None:
             effective[f.name] = src
+            raw(src, f"fields.{f.name}", e)
             select.append(f"NULLIF(trim(CAST({e} AS VARCHAR)), '') AS v_{f.name}")
         else:
             select.append(f"NULL::VARCHAR AS v_{f.name}")
@@ -688,6 +881,8 @@ def _map(
     for i, (name, src) in enumerate(sorted(m.extra.items())):
         e = expr(f"x{i}", src, True)
         params[f"xk_{i}"] = name
+        if e is not None:
+            raw(src, f"extra.{name}", e)
         pairs.append(f"$xk_{i}, {e}")
     if pairs:
         select.append(f"json_object({', '.join(pairs)}) AS extra")
@@ -705,7 +900,16 @@ def _map(
             params["json_paths"] = json_paths
             lists.append("json_extract(__j, $json_paths) AS __jx")
         source = f"(SELECT *, {', '.join(lists)} FROM {source})"
-    return effective, f"SELECT {', '.join(select)} FROM {source}", params, raw_expr
+    raw_pairs = []
+    for k, (key, value) in enumerate(raw_values.items()):
+        params[f"rk_{k}"] = key
+        raw_pairs.append(f"$rk_{k}, {value}")
+    if raw_paths:
+        params["raw_paths"] = raw_paths
+        raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"
+    raw_obj = f"json_object({', '.join(raw_pairs)})" if raw_pairs else "'{}'"
+    raw_sql = f"SELECT __row, coalesce(__raw, CAST({raw_obj} AS VARCHAR)) AS raw FROM {raw_source}"
+    return effective, f"SELECT {', '.join(select)} FROM {source}", params, raw_sql
 
 
 def _validate_sql(

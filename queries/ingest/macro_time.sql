@@ -1,19 +1,116 @@
--- A source time value (text) -> TIMESTAMPTZ (UTC), NULL when unparsable.
--- Numbers are epochs in `unit` (s | ms | us; never under iso8601); text with an offset or Z
--- is read as given; naive text is read in zone `tz`. Digits past microseconds are cut.
+-- A source time value (trimmed text) -> TIMESTAMPTZ (UTC), NULL when it cannot be read
+-- exactly; _ing_time_why names the reason for a value that gave NULL (README "Decisions").
+-- Numbers are epochs in `unit` (s | ms | us; never under iso8601) and must land in
+-- 2000-01-01 .. 2100-01-01 UTC, else the unit is wrong (a ms value read as s is in year
+-- ~58,000, an s value read as ms in January 1970). Text is ISO 8601 / RFC 3339:
+-- `YYYY-MM-DD[( |T)hh:mm[:ss[(.|,)f...]]][ ][Z|UTC|GMT|+hh[[:]mm]]`, T and Z in either case;
+-- offsets up to ±18:00 (no seconds); naive text is read in zone `tz`. A leap second
+-- (ss = 60) reads as hh:mm:59.999999. Digits past microseconds are cut. Instants outside
+-- 0001-01-01 .. 9999-12-31 UTC are refused. Zone names (EST, America/New_York) are refused:
+-- they are ambiguous. The common forms take a fast path straight to DuckDB's cast.
+CREATE OR REPLACE TEMP MACRO _ing_in_range(t) AS
+CASE
+    WHEN t >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
+        AND t <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN t
+END;
+
+-- an epoch number (text) in `unit` -> microseconds, NULL when not a small enough number
+CREATE OR REPLACE TEMP MACRO _ing_epoch_us(v, unit) AS
+CASE
+    WHEN unit IN ('s', 'ms', 'us') AND abs(TRY_CAST(v AS DECIMAL(38, 9))) < 1e18
+    THEN CAST(floor(
+        TRY_CAST(v AS DECIMAL(38, 9))
+        * CASE unit WHEN 's' THEN 1000000 WHEN 'ms' THEN 1000 ELSE 1 END
+    ) AS BIGINT)
+END;
+
+CREATE OR REPLACE TEMP MACRO _ing_epoch(v, unit) AS
+CASE
+    WHEN _ing_epoch_us(v, unit) >= 946684800000000 AND _ing_epoch_us(v, unit) < 4102444800000000
+    THEN timezone('UTC', make_timestamp(_ing_epoch_us(v, unit)))
+END;
+
+-- the parts of a time text (upper-cased): date, hour, minute, second, fraction, offset;
+-- every part '' when the text is not of the grammar
+CREATE OR REPLACE TEMP MACRO _ing_tparts(u) AS
+regexp_extract(
+    u,
+    '^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ]([01][0-9]|2[0-3]):([0-5][0-9])'
+    || '(?::([0-5][0-9]|60)(?:[.,]([0-9]+))?)?)? ?(Z|UTC|GMT|[+-][0-9]{2}(?::?[0-9]{2})?)?$',
+    ['d', 'h', 'mi', 's', 'f', 'o']
+);
+
+-- the local (wall-clock) TIMESTAMP of the parts, NULL for an impossible date
+CREATE OR REPLACE TEMP MACRO _ing_tlocal(p) AS
+TRY_CAST(
+    p['d'] || ' ' || coalesce(nullif(p['h'], ''), '00') || ':'
+    || coalesce(nullif(p['mi'], ''), '00') || ':'
+    || CASE
+        WHEN p['s'] = '60' THEN '59.999999'
+        ELSE coalesce(nullif(p['s'], ''), '00') || CASE WHEN p['f'] <> '' THEN '.' || p['f'] ELSE '' END
+    END
+    AS TIMESTAMP
+);
+
+-- the offset of the parts in minutes east of UTC: 0 for none/Z/UTC/GMT, NULL when invalid
+CREATE OR REPLACE TEMP MACRO _ing_toffset(o) AS
+CASE
+    WHEN o IN ('', 'Z', 'UTC', 'GMT') THEN 0
+    WHEN CAST(o[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0)
+        <= 18 * 60
+        AND coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0) < 60
+    THEN (CASE WHEN o[1] = '-' THEN -1 ELSE 1 END)
+        * (CAST(o[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0))
+END;
+
+CREATE OR REPLACE TEMP MACRO _ing_tgeneral(p, tz) AS
+CASE
+    WHEN p['d'] = '' THEN NULL
+    WHEN p['o'] = '' THEN _ing_in_range(timezone(tz, _ing_tlocal(p)))
+    ELSE _ing_in_range(timezone('UTC', _ing_tlocal(p) - to_minutes(_ing_toffset(p['o']))))
+END;
+
 CREATE OR REPLACE TEMP MACRO _ing_time(v, unit, tz) AS
 CASE
     WHEN v IS NULL THEN NULL
-    WHEN regexp_full_match(trim(v), '[+-]?[0-9]+(\.[0-9]+)?') THEN
+    WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN _ing_epoch(v, unit)
+    -- fast path: forms DuckDB's casts read exactly as the grammar above says
+    WHEN regexp_full_match(
+        v,
+        '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
+        || '(Z|[+-](0[0-9]|1[0-7])(:?[0-5][0-9])?|[+-]18(:?00)?)'
+    ) THEN _ing_in_range(TRY_CAST(v AS TIMESTAMPTZ))
+    WHEN regexp_full_match(
+        v, '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
+    ) THEN _ing_in_range(timezone(tz, TRY_CAST(v AS TIMESTAMP)))
+    ELSE _ing_tgeneral(_ing_tparts(upper(v)), tz)
+END;
+
+-- why _ing_time(v, ...) is NULL for a non-NULL v; `label` names the field
+CREATE OR REPLACE TEMP MACRO _ing_time_why(v, unit, label) AS
+CASE
+    WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN
         CASE
-            WHEN unit = 'iso8601' THEN NULL
-            ELSE timezone('UTC', try(make_timestamp(TRY_CAST(floor(
-                TRY_CAST(trim(v) AS DECIMAL(38, 9))
-                * CASE unit WHEN 's' THEN 1000000 WHEN 'ms' THEN 1000 ELSE 1 END
-            ) AS BIGINT))))
+            WHEN unit = 'iso8601'
+            THEN 'epoch number in ' || label || ' but [timestamp] unit is iso8601'
+            ELSE 'implausible epoch ' || label || ' for unit ' || unit
+                || ' (not within 2000-2100 UTC)'
         END
-    WHEN regexp_matches(
-        trim(v), '[0-9]:[0-9]{2}(:[0-9]{2}([.,][0-9]*)?)?\s*([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$'
-    ) THEN TRY_CAST(trim(v) AS TIMESTAMPTZ)
-    ELSE timezone(tz, TRY_CAST(trim(v) AS TIMESTAMP))
+    WHEN _ing_tparts(upper(v))['d'] <> '' THEN
+        CASE
+            WHEN _ing_toffset(_ing_tparts(upper(v))['o']) IS NULL
+            THEN 'invalid UTC offset in ' || label
+            WHEN _ing_tlocal(_ing_tparts(upper(v))) IS NULL THEN 'unparsable time ' || label
+            ELSE 'time out of range ' || label || ' (years 0001-9999 UTC)'
+        END
+    WHEN regexp_full_match(
+        upper(v),
+        '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)? ?[+-][0-9:]+'
+    ) THEN 'invalid UTC offset in ' || label
+    WHEN regexp_full_match(
+        upper(v),
+        '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)? ?'
+        || '[A-Z][A-Z0-9_+-]*(/[A-Z0-9_+-]+)*'
+    ) THEN 'time zone name in ' || label || ' (use a UTC offset or [timestamp] timezone)'
+    ELSE 'unparsable time ' || label
 END

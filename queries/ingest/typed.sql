@@ -1,5 +1,6 @@
 -- Canonical typed records of one input (`_ing_mapped`, every mapped value as text) and the
--- first reason, if any, a record cannot be loaded. Missing status becomes 200.
+-- first reason, if any, a record cannot be loaded (reasons name the field; the _why macros
+-- say what is wrong with a value that did not convert). Missing status becomes 200.
 WITH typed AS (
     SELECT
         __row AS source_row,
@@ -36,13 +37,18 @@ SELECT
         WHEN account_id IS NULL THEN 'missing required field account_id'
         WHEN model IS NULL THEN 'missing required field model'
         WHEN v_prompt_tokens IS NULL THEN 'missing required field prompt_tokens'
-        WHEN prompt_tokens IS NULL THEN 'non-numeric token count prompt_tokens'
+        WHEN prompt_tokens IS NULL
+            THEN _ing_int_why(v_prompt_tokens, 'token count prompt_tokens')
         WHEN prompt_tokens < 0 THEN 'negative token count prompt_tokens'
         WHEN v_completion_tokens IS NOT NULL AND completion_tokens IS NULL
-            THEN 'non-numeric token count completion_tokens'
+            THEN _ing_int_why(v_completion_tokens, 'token count completion_tokens')
         WHEN completion_tokens < 0 THEN 'negative token count completion_tokens'
-        WHEN ts IS NULL THEN 'unparsable time ts'
-        WHEN v_ts_end IS NOT NULL AND ts_end IS NULL THEN 'unparsable time ts_end'
-        WHEN v_status IS NOT NULL AND status IS NULL THEN 'non-numeric status'
+        WHEN ts IS NULL THEN _ing_time_why(v_ts, $unit, 'ts')
+        WHEN v_ts_end IS NOT NULL AND ts_end IS NULL THEN _ing_time_why(v_ts_end, $unit, 'ts_end')
+        WHEN v_status IS NOT NULL AND status IS NULL THEN
+            CASE
+                WHEN _ing_int(v_status) IS NULL THEN _ing_int_why(v_status, 'status')
+                ELSE 'out-of-range status'
+            END
     END AS reason
 FROM typed

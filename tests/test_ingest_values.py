@@ -1,0 +1,257 @@
+"""Ingest of single values: every form is loaded as the right value or quarantined with a
+precise reason, never loaded silently wrong (issue 13 items 3, 4, 7; answers by hand)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from forensics import ingest as ingest_module
+from forensics.ingest import ingest
+
+MAPPING = (
+    '[fields]\nrequest_id = "id"\nts = "t"\naccount_id = "acct"\nmodel = "model"\n'
+    'prompt_tokens = "n"\nstatus = "status"\n[timestamp]\nunit = "{unit}"\ntimezone = "UTC"\n'
+)
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _one(tmp_path: Path, unit: str = "iso8601", **fields: object) -> tuple[object, str | None]:
+    """Ingest one record: (loaded ts or prompt_tokens, quarantine reason)."""
+    record = {"id": "x", "t": "2026-08-27T10:00:00Z", "acct": "a", "model": "m", "n": 1, "status": 200}
+    record.update(fields)
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    mapping = tmp_path / "one.mapping.toml"
+    mapping.write_text(MAPPING.format(unit=unit))
+    db = tmp_path / "one.duckdb"
+    ingest([log], db, mapping=mapping)
+    loaded = _rows(db, "SELECT ts, prompt_tokens, status FROM requests")
+    reasons = _rows(db, "SELECT reason FROM quarantine")
+    return (loaded[0] if loaded else None), (reasons[0][0] if reasons else None)
+
+
+def _utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+ZONE = "time zone name in ts (use a UTC offset or [timestamp] timezone)"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("2026-08-27 10:00:00 EST", ZONE),
+        ("2026-08-27T10:00:00 America/New_York", ZONE),
+        ("2026-08-27T10:00:00+05:45:30", "invalid UTC offset in ts"),
+        ("2026-08-27T10:00:00+99:99", "invalid UTC offset in ts"),
+        ("2026-08-27T10:00:00+24:00", "invalid UTC offset in ts"),
+        ("2026-08-27T10:00:00+18:01", "invalid UTC offset in ts"),
+        ("infinity", "unparsable time ts"),
+        ("-infinity", "unparsable time ts"),
+        ("epoch", "unparsable time ts"),
+        ("now", "unparsable time ts"),
+        ("today", "unparsable time ts"),
+        ("2026-02-30T10:00:00Z", "unparsable time ts"),
+        ("9999-12-31T23:00:00-05:00", "time out of range ts (years 0001-9999 UTC)"),
+        ("1787824800", "epoch number in ts but [timestamp] unit is iso8601"),
+    ],
+)
+def test_a_time_that_cannot_be_read_exactly_is_quarantined_with_its_reason(
+    tmp_path, value, reason
+):
+    assert _one(tmp_path, t=value) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-08-27T23:59:60Z", _utc(2026, 8, 27, 23, 59, 59, 999999)),  # leap second
+        ("2026-08-28T01:59:60.5+02:00", _utc(2026, 8, 27, 23, 59, 59, 999999)),
+        ("2026-08-27t10:00:00z", _utc(2026, 8, 27, 10)),
+        ("2026-08-27T10:00:00,25Z", _utc(2026, 8, 27, 10, 0, 0, 250000)),
+        ("2026-08-27 10:00:00 UTC", _utc(2026, 8, 27, 10)),
+        ("2026-08-27T15:45:00+05:45", _utc(2026, 8, 27, 10)),
+        ("2026-08-28T04:00:00+18:00", _utc(2026, 8, 27, 10)),
+        ("0001-01-01T00:00:00Z", _utc(1, 1, 1)),
+        ("9999-12-31T23:59:59.999999Z", _utc(9999, 12, 31, 23, 59, 59, 999999)),
+    ],
+)
+def test_a_valid_time_form_is_read_as_its_utc_instant(tmp_path, value, expected):
+    loaded, reason = _one(tmp_path, t=value)
+    assert reason is None
+    assert loaded[0] == expected
+
+
+# 2026-08-27T10:00:00Z = 1787824800 s
+@pytest.mark.parametrize(
+    ("unit", "value"),
+    [
+        ("s", 1787824800123),  # milliseconds under unit s: year ~58,600
+        ("ms", 1787824800),  # seconds under unit ms: 1970-01-21
+        ("ms", 1787824800123456),  # microseconds under unit ms
+        ("us", 1787824800123),  # milliseconds under unit us: 1970-01-21
+        ("s", 0),
+        ("s", -1787824800),
+    ],
+)
+def test_an_epoch_whose_magnitude_contradicts_the_unit_is_quarantined(tmp_path, unit, value):
+    reason = f"implausible epoch ts for unit {unit} (not within 2000-2100 UTC)"
+    assert _one(tmp_path, unit=unit, t=value) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("unit", "value"),
+    [("s", 1787824800), ("ms", 1787824800000), ("us", 1787824800000000), ("s", "1787824800")],
+)
+def test_an_epoch_in_its_unit_is_loaded(tmp_path, unit, value):
+    assert _one(tmp_path, unit=unit, t=value)[0][0] == _utc(2026, 8, 27, 10)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (681280.5, "fractional token count prompt_tokens"),  # must not round to 681281
+        ("681280.5", "fractional token count prompt_tokens"),
+        ("5e-1", "fractional token count prompt_tokens"),
+        ("0x10", "non-numeric token count prompt_tokens"),
+        ("1_000", "non-numeric token count prompt_tokens"),
+        ("NaN", "non-numeric token count prompt_tokens"),
+        (2**63, "out-of-range token count prompt_tokens"),
+        (str(2**64), "out-of-range token count prompt_tokens"),
+        (1e300, "out-of-range token count prompt_tokens"),
+    ],
+)
+def test_a_token_count_that_is_not_exactly_an_integer_is_quarantined(tmp_path, value, reason):
+    assert _one(tmp_path, n=value) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("700000", 700000), (700000.0, 700000), ("+12", 12), ("1e3", 1000), (2**63 - 1, 2**63 - 1)],
+)
+def test_an_integral_token_count_is_loaded_exactly(tmp_path, value, expected):
+    assert _one(tmp_path, n=value)[0][1] == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (200.5, "fractional status"),
+        ("0x1F", "non-numeric status"),
+        (2**31, "out-of-range status"),
+    ],
+)
+def test_a_status_that_is_not_exactly_an_integer_is_quarantined(tmp_path, value, reason):
+    assert _one(tmp_path, status=value) == (None, reason)
+
+
+def _record(i: int, **fields: object) -> bytes:
+    record = {
+        "request_id": f"r{i}",
+        "ts": "2026-08-27T10:00:00Z",
+        "account_id": "a",
+        "model": "m",
+        "prompt_tokens": i,
+        "prompt": "secret prompt text",
+    }
+    record.update(fields)
+    return json.dumps(record).encode()
+
+
+def _ingest_bytes(tmp_path: Path, name: str, data: bytes) -> tuple[dict, list, list]:
+    log = tmp_path / name
+    log.write_bytes(data)
+    db = tmp_path / "c.duckdb"
+    report = ingest([log], db, profile="canonical")
+    loaded = _rows(db, "SELECT request_id, source_row FROM requests ORDER BY source_row")
+    quarantined = _rows(db, "SELECT row, reason, raw FROM quarantine ORDER BY row")
+    return report.totals(), loaded, quarantined
+
+
+def test_an_invalid_utf8_line_is_quarantined_and_the_rest_of_the_file_loads(tmp_path):
+    bad = _record(2).replace(b"secret", b"secr\xff\xfet")
+    data = _record(1) + b"\n" + bad + b"\n" + _record(3)
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl", data)
+    assert loaded == [("r1", 1), ("r3", 3)]
+    assert quarantined == [(2, "invalid UTF-8", f'{{"bytes":{len(bad)}}}')]
+
+
+def test_an_invalid_utf8_line_in_a_gzip_stream_is_quarantined(tmp_path):
+    data = gzip.compress(_record(1) + b"\n\xc3\n" + _record(3) + b"\n")
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl.gz", data)
+    assert loaded == [("r1", 1), ("r3", 3)]
+    assert quarantined == [(2, "invalid UTF-8", '{"bytes":1}')]
+
+
+def test_a_line_over_the_size_limit_is_quarantined_not_the_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest_module, "MAX_LINE_SIZE", 1000)
+    long = _record(2, prompt="x" * 2000)
+    totals, loaded, quarantined = _ingest_bytes(
+        tmp_path, "l.jsonl", _record(1) + b"\n" + long + b"\n" + _record(3) + b"\n"
+    )
+    assert loaded == [("r1", 1), ("r3", 3)]
+    assert quarantined == [(2, "line longer than 1000 bytes", f'{{"bytes":{len(long)}}}')]
+
+
+def test_source_row_is_the_physical_line_in_crlf_and_mixed_files(tmp_path):
+    # lines: 1 r1 CRLF, 2 r2 LF, 3 blank CRLF, 4 r4 LF, 5 blank LF, 6 r6 CRLF, 7 r7 with a
+    # lone CR as JSON whitespace, 8 r8 (no line end)
+    data = (
+        _record(1) + b"\r\n" + _record(2) + b"\n\r\n" + _record(4) + b"\n\n" + _record(6)
+        + b"\r\n" + _record(7).replace(b", ", b",\r", 1) + b"\n" + _record(8)
+    )  # fmt: skip
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "m.jsonl", data)
+    assert loaded == [("r1", 1), ("r2", 2), ("r4", 4), ("r6", 6), ("r7", 7), ("r8", 8)]
+    assert quarantined == []
+
+
+def test_source_row_is_the_physical_line_in_a_crlf_file(tmp_path):
+    data = b"\r\n".join([_record(1), b"", _record(3, prompt_tokens=-3), _record(4)]) + b"\r\n"
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "w.jsonl", data)
+    assert loaded == [("r1", 1), ("r4", 4)]
+    assert [q[:2] for q in quarantined] == [(3, "negative token count prompt_tokens")]
+
+
+def test_a_csv_row_with_invalid_utf8_is_quarantined_not_the_file(tmp_path):
+    header = b"request_id,ts,account_id,model,prompt_tokens,prompt\n"
+    rows = [
+        b"c1,2026-08-27T10:00:00Z,a,m,5,hello\n",
+        b"c2,2026-08-27T10:00:00Z,a,m,5,secr\xffet\n",
+        b"c3,2026-08-27T10:00:00Z,a,m,5,world\n",
+    ]
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.csv", header + b"".join(rows))
+    assert loaded == [("c1", 2), ("c3", 4)]
+    assert quarantined == [(3, "invalid UTF-8", f'{{"bytes":{len(rows[1]) - 1}}}')]
+
+
+def test_quarantine_keeps_only_the_mapped_values_never_prompt_text(tmp_path):
+    torn = b'{"request_id": "r2", "prompt": "secret prompt text", "ts": '
+    data = b"\n".join(
+        [
+            _record(1, prompt_tokens=681280.5),
+            torn,
+            _record(3),
+            _record(3, prompt_tokens=4),  # conflicting duplicate
+        ]
+    )
+    totals, loaded, quarantined = _ingest_bytes(tmp_path, "p.jsonl", data)
+    assert all("secret" not in (raw or "") for _row, _reason, raw in quarantined)
+    mapped = {"request_id": "r1", "ts": "2026-08-27T10:00:00Z", "account_id": "a", "model": "m"}
+    assert [(row, reason, json.loads(raw)) for row, reason, raw in quarantined] == [
+        (1, "fractional token count prompt_tokens", {**mapped, "prompt_tokens": 681280.5}),
+        (2, "invalid JSON", {"bytes": len(torn)}),  # no text: it may hold a prompt
+        (4, "conflicting duplicate", {**mapped, "request_id": "r3", "prompt_tokens": 4}),
+    ]
