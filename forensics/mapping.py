@@ -216,6 +216,8 @@ def _source(spec: Any, err: Any) -> Source:
             raise err("sql must be a non-empty string")
         if kind == "const" and isinstance(value, dict | list):
             raise err("const must be a string, number or boolean")
+        if kind == "const" and isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise err("const number too large (TOML integers are 64-bit)")
         return Source(kind, value)
     raise err(f"unsupported value of type {type(spec).__name__}")
 

@@ -64,6 +64,7 @@ def test_mapping_reads_paths_sql_consts_time_and_extra(tmp_path):
         ('[fields]\nts = "t"\n[timestamp]\ntimezone = "Mars/Olympus"\n', ":4", "timezone"),
         ('format = "xml"\n[fields]\nts = "t"\n', ":1", "format"),
         ('[fields]\nts = { expr = "t" }\n', ":2", "fields.ts"),
+        ("[fields]\nts = { const = 9223372036854775808 }\n", ":2", "fields.ts"),
     ],
 )
 def test_bad_mapping_names_file_line_and_key(tmp_path, text, where, key):
