@@ -30,7 +30,8 @@ def _rows(db: Path, sql: str) -> list[tuple]:
 
 def _one(tmp_path: Path, unit: str = "iso8601", **fields: object) -> tuple[object, str | None]:
     """Ingest one record: (loaded ts or prompt_tokens, quarantine reason)."""
-    record = {"id": "x", "t": "2026-08-27T10:00:00Z", "acct": "a", "model": "m", "n": 1, "status": 200}
+    record = {"id": "x", "t": "2026-08-27T10:00:00Z", "acct": "a", "model": "m", "n": 1}
+    record["status"] = 200
     record.update(fields)
     log = tmp_path / "one.jsonl"
     log.write_text(json.dumps(record) + "\n")
@@ -69,9 +70,7 @@ ZONE = "time zone name in ts (use a UTC offset or [timestamp] timezone)"
         ("1787824800", "epoch number in ts but [timestamp] unit is iso8601"),
     ],
 )
-def test_a_time_that_cannot_be_read_exactly_is_quarantined_with_its_reason(
-    tmp_path, value, reason
-):
+def test_a_time_that_cannot_be_read_exactly_is_quarantined_with_its_reason(tmp_path, value, reason):
     assert _one(tmp_path, t=value) == (None, reason)
 
 
@@ -171,27 +170,28 @@ def _record(i: int, **fields: object) -> bytes:
     return json.dumps(record).encode()
 
 
-def _ingest_bytes(tmp_path: Path, name: str, data: bytes) -> tuple[dict, list, list]:
+def _ingest_bytes(tmp_path: Path, name: str, data: bytes) -> tuple[list, list]:
+    """Ingest `data` as file `name` (canonical profile): (loaded ids and rows, quarantine)."""
     log = tmp_path / name
     log.write_bytes(data)
     db = tmp_path / "c.duckdb"
-    report = ingest([log], db, profile="canonical")
+    ingest([log], db, profile="canonical")
     loaded = _rows(db, "SELECT request_id, source_row FROM requests ORDER BY source_row")
     quarantined = _rows(db, "SELECT row, reason, raw FROM quarantine ORDER BY row")
-    return report.totals(), loaded, quarantined
+    return loaded, quarantined
 
 
 def test_an_invalid_utf8_line_is_quarantined_and_the_rest_of_the_file_loads(tmp_path):
     bad = _record(2).replace(b"secret", b"secr\xff\xfet")
     data = _record(1) + b"\n" + bad + b"\n" + _record(3)
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl", data)
+    loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl", data)
     assert loaded == [("r1", 1), ("r3", 3)]
     assert quarantined == [(2, "invalid UTF-8", f'{{"bytes":{len(bad)}}}')]
 
 
 def test_an_invalid_utf8_line_in_a_gzip_stream_is_quarantined(tmp_path):
     data = gzip.compress(_record(1) + b"\n\xc3\n" + _record(3) + b"\n")
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl.gz", data)
+    loaded, quarantined = _ingest_bytes(tmp_path, "u.jsonl.gz", data)
     assert loaded == [("r1", 1), ("r3", 3)]
     assert quarantined == [(2, "invalid UTF-8", '{"bytes":1}')]
 
@@ -199,7 +199,7 @@ def test_an_invalid_utf8_line_in_a_gzip_stream_is_quarantined(tmp_path):
 def test_a_line_over_the_size_limit_is_quarantined_not_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_module, "MAX_LINE_SIZE", 1000)
     long = _record(2, prompt="x" * 2000)
-    totals, loaded, quarantined = _ingest_bytes(
+    loaded, quarantined = _ingest_bytes(
         tmp_path, "l.jsonl", _record(1) + b"\n" + long + b"\n" + _record(3) + b"\n"
     )
     assert loaded == [("r1", 1), ("r3", 3)]
@@ -213,14 +213,14 @@ def test_source_row_is_the_physical_line_in_crlf_and_mixed_files(tmp_path):
         _record(1) + b"\r\n" + _record(2) + b"\n\r\n" + _record(4) + b"\n\n" + _record(6)
         + b"\r\n" + _record(7).replace(b", ", b",\r", 1) + b"\n" + _record(8)
     )  # fmt: skip
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "m.jsonl", data)
+    loaded, quarantined = _ingest_bytes(tmp_path, "m.jsonl", data)
     assert loaded == [("r1", 1), ("r2", 2), ("r4", 4), ("r6", 6), ("r7", 7), ("r8", 8)]
     assert quarantined == []
 
 
 def test_source_row_is_the_physical_line_in_a_crlf_file(tmp_path):
     data = b"\r\n".join([_record(1), b"", _record(3, prompt_tokens=-3), _record(4)]) + b"\r\n"
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "w.jsonl", data)
+    loaded, quarantined = _ingest_bytes(tmp_path, "w.jsonl", data)
     assert loaded == [("r1", 1), ("r4", 4)]
     assert [q[:2] for q in quarantined] == [(3, "negative token count prompt_tokens")]
 
@@ -232,7 +232,7 @@ def test_a_csv_row_with_invalid_utf8_is_quarantined_not_the_file(tmp_path):
         b"c2,2026-08-27T10:00:00Z,a,m,5,secr\xffet\n",
         b"c3,2026-08-27T10:00:00Z,a,m,5,world\n",
     ]
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "u.csv", header + b"".join(rows))
+    loaded, quarantined = _ingest_bytes(tmp_path, "u.csv", header + b"".join(rows))
     assert loaded == [("c1", 2), ("c3", 4)]
     assert quarantined == [(3, "invalid UTF-8", f'{{"bytes":{len(rows[1]) - 1}}}')]
 
@@ -247,7 +247,8 @@ def test_quarantine_keeps_only_the_mapped_values_never_prompt_text(tmp_path):
             _record(3, prompt_tokens=4),  # conflicting duplicate
         ]
     )
-    totals, loaded, quarantined = _ingest_bytes(tmp_path, "p.jsonl", data)
+    loaded, quarantined = _ingest_bytes(tmp_path, "p.jsonl", data)
+    assert [row for _id, row in loaded] == [3]
     assert all("secret" not in (raw or "") for _row, _reason, raw in quarantined)
     mapped = {"request_id": "r1", "ts": "2026-08-27T10:00:00Z", "account_id": "a", "model": "m"}
     assert [(row, reason, json.loads(raw)) for row, reason, raw in quarantined] == [
