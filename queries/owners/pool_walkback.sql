@@ -9,111 +9,91 @@
 -- Both counts come from running sums over merged event streams (no range join: the cost
 -- stays n log n however many exposed requests there are); the ranks are then expanded and
 -- joined back on (node, rn). Candidates of another account than e's are its data owners.
-WITH pool AS (
+-- Only the nodes of attributable exposed requests matter (a pool ranks its own node only).
+-- The sorts partition on an integer node id, not the node's name: text sort keys cost
+-- several times more.
+WITH targets AS (
+    SELECT * FROM attribution_targets
+    WHERE decode_node IS NOT NULL AND decode_capacity IS NOT NULL
+),
+nodes AS (
+    SELECT decode_node, row_number() OVER (ORDER BY decode_node) AS nid
+    FROM (SELECT DISTINCT decode_node FROM targets) AS d
+),
+pool AS (
     SELECT
-        r.request_id, r.account_id, r.decode_node,
+        n.nid, r.request_id, r.account_id,
         coalesce(r.ts_end, r.ts) AS end_ts,
         r.prompt_tokens + coalesce(r.completion_tokens, 0) AS tokens
     FROM requests AS r
-    WHERE r.decode_node IN (SELECT decode_node FROM attribution_targets)
-      AND r.model IN (SELECT model FROM case_models)
+    JOIN nodes AS n ON n.decode_node = r.decode_node
+    WHERE r.model IN (SELECT model FROM case_models)
       AND r.ts >= $window_start
       AND r.ts < $window_end
       AND coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
 ),
-targets AS (
-    SELECT * FROM attribution_targets
-    WHERE decode_node IS NOT NULL AND decode_capacity IS NOT NULL
-),
 events AS (
-    SELECT decode_node, end_ts AS t, 1 AS kind, request_id, tokens, account_id
+    SELECT nid, end_ts AS t, 1 AS kind, request_id, tokens, account_id
     FROM pool
     UNION ALL
-    SELECT decode_node, exposed_ts AS t, 0 AS kind, exposed_request_id AS request_id,
+    SELECT n.nid, g.exposed_ts AS t, 0 AS kind, g.exposed_request_id AS request_id,
            0 AS tokens, NULL AS account_id
-    FROM targets
-),
--- The running sums run over one global order (node, then time): a window without PARTITION
--- BY streams, where a partitioned running sum costs a segment tree. Per node they are the
--- global sums less those of the nodes before it (node_base).
-node_base AS (
-    SELECT
-        decode_node,
-        upto_tokens - node_tokens AS base_cum,
-        upto_pool - node_pool AS base_rn
-    FROM (
-        SELECT
-            decode_node, node_tokens, node_pool,
-            sum(node_tokens) OVER n AS upto_tokens,
-            sum(node_pool) OVER n AS upto_pool
-        FROM (
-            SELECT decode_node, sum(tokens) AS node_tokens, sum(kind) AS node_pool
-            FROM events
-            GROUP BY decode_node
-        ) AS per_node
-        WINDOW n AS (ORDER BY decode_node ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-    ) AS upto
-),
-running_global AS (
-    SELECT
-        decode_node, t, kind, request_id, account_id,
-        sum(tokens) OVER w AS g_cum,
-        sum(kind) OVER w AS g_rn
-    FROM events
-    WINDOW w AS (
-        ORDER BY decode_node, t, kind, request_id
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-    )
+    FROM targets AS g
+    JOIN nodes AS n ON n.decode_node = g.decode_node
 ),
 running AS (
-    SELECT
-        g.decode_node, g.t, g.kind, g.request_id, g.account_id,
-        CAST(g.g_cum - b.base_cum AS BIGINT) AS cum,
-        CAST(g.g_rn - b.base_rn AS BIGINT) AS rn
-    FROM running_global AS g
-    JOIN node_base AS b ON b.decode_node = g.decode_node
+    SELECT nid, t, kind, request_id, account_id, CAST(cum AS BIGINT) AS cum,
+           CAST(rn AS BIGINT) AS rn
+    FROM (
+        SELECT
+            nid, t, kind, request_id, account_id,
+            sum(tokens) OVER w AS cum,
+            sum(kind) OVER w AS rn
+        FROM events
+        WINDOW w AS (
+            PARTITION BY nid ORDER BY t, kind, request_id
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        )
+    ) AS s
 ),
 pool_ranked AS (
-    SELECT decode_node, rn, cum, request_id, account_id, t AS end_ts
+    SELECT nid, rn, cum, request_id, account_id, t AS end_ts
     FROM running
     WHERE kind = 1
 ),
 target_hi AS (
-    SELECT g.*, x.cum AS before_cum, x.rn AS hi
+    SELECT g.*, x.nid, x.cum AS before_cum, x.rn AS hi
     FROM targets AS g
-    JOIN running AS x
-      ON x.kind = 0 AND x.request_id = g.exposed_request_id AND x.decode_node = g.decode_node
+    JOIN running AS x ON x.kind = 0 AND x.request_id = g.exposed_request_id
 ),
 cuts AS (
-    SELECT decode_node, cum AS k, 0 AS kind, NULL AS exposed_request_id FROM pool_ranked
+    SELECT nid, cum AS k, 0 AS kind, NULL AS exposed_request_id FROM pool_ranked
     UNION ALL
-    SELECT decode_node, before_cum - decode_capacity AS k, 1 AS kind, exposed_request_id
+    SELECT nid, before_cum - decode_capacity AS k, 1 AS kind, exposed_request_id
     FROM target_hi
 ),
 below AS (
-    SELECT
-        c.kind, c.exposed_request_id,
-        CAST(c.g_below - b.base_rn AS BIGINT) AS n_below
+    SELECT exposed_request_id, CAST(n_below AS BIGINT) AS n_below
     FROM (
         SELECT
-            decode_node, kind, exposed_request_id,
+            kind, exposed_request_id,
             sum(1 - kind) OVER (
-                ORDER BY decode_node, k, kind
+                PARTITION BY nid ORDER BY k, kind
                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-            ) AS g_below
+            ) AS n_below
         FROM cuts
     ) AS c
-    JOIN node_base AS b ON b.decode_node = c.decode_node
+    WHERE kind = 1
 ),
 spans AS (
-    SELECT h.exposed_request_id, h.exposed_account_id, h.exposed_ts, h.decode_node,
+    SELECT h.exposed_request_id, h.exposed_account_id, h.exposed_ts, h.decode_node, h.nid,
            b.n_below + 1 AS lo, h.hi
     FROM target_hi AS h
-    JOIN below AS b ON b.kind = 1 AND b.exposed_request_id = h.exposed_request_id
+    JOIN below AS b ON b.exposed_request_id = h.exposed_request_id
     WHERE h.hi >= b.n_below + 1
 ),
 pairs AS (
-    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node,
+    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid,
            unnest(range(lo, hi + 1)) AS rn
     FROM spans
 )
@@ -126,5 +106,5 @@ SELECT
     p.account_id AS owner_account_id,
     p.end_ts AS owner_end_ts
 FROM pairs AS x
-JOIN pool_ranked AS p ON p.decode_node = x.decode_node AND p.rn = x.rn
+JOIN pool_ranked AS p ON p.nid = x.nid AND p.rn = x.rn
 WHERE p.account_id <> x.exposed_account_id
