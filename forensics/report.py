@@ -3,8 +3,10 @@
 `render_report` only READS the analysis results (the `bands`, `data_owners`,
 `classification_*` and `inputs` tables and the summary dict); a missing table is shown as
 "not available", never recomputed. The page inlines the Vega, Vega-Lite and Vega-Embed
-JavaScript bundled by vl-convert and every chart's data, so it fetches nothing. The same
-database and case give byte-identical files.
+JavaScript bundled by vl-convert and every chart's data, so it fetches nothing; notebook
+charts draw the same way (`chart_html`, `use_offline_renderer`). Text from the data is shown,
+never run: specs are inlined script-safe, labels with control characters as escapes. The
+same database and case give byte-identical files.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from forensics.cli import app
 from forensics.outputs import printable, write_csv
+from forensics.pipeline import AnalysisResult, headline
 from forensics.report import _script_json
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\x00")
@@ -273,3 +274,13 @@ def test_capacity_prints_its_double_bracket_entries_literally(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert re.search(r"^wrote \d+ \[\[capacity\]\] entries to ", result.output, re.MULTILINE)
+
+
+def test_headline_names_the_quarantined_records_of_the_bundled_case():
+    # sample_logs/glm53/truth.json: 77,634 records read = 77,627 + 4 duplicates + 3 quarantined
+    truth = json.loads((CASE_DIR.parents[2] / "sample_logs" / "glm53" / "truth.json").read_text())
+    lines = headline(AnalysisResult(summary={"ingest": truth["ingest"]})).splitlines()
+    assert (
+        "ingest: 77634 record(s) read, 77627 loaded, 4 duplicate(s), 3 quarantined "
+        "(each with its reason in the quarantine table)"
+    ) in lines
