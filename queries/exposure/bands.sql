@@ -12,9 +12,11 @@ WITH scoped AS (
 -- The capacity timeline of each prefill node cut at every start and end of the entries that
 -- match it: inside one segment the same entries are in force, so the first match is found
 -- per segment (a handful of rows) and each request joins the one segment holding its ts.
+-- (every node of `requests`, not just those of `scoped`: a CTE read twice, or the same
+-- filtered scan twice, is materialized, i.e. a full-width copy of the requests in scope)
 node_entries AS (
     SELECT n.prefill_node, c.ordinal, c.start_ts, c.end_ts
-    FROM (SELECT DISTINCT prefill_node FROM scoped) AS n
+    FROM (SELECT DISTINCT prefill_node FROM requests) AS n
     JOIN case_capacity AS c
       ON c.role = 'prefill'
      AND (c.nodes = '*' OR n.prefill_node GLOB c.nodes)
