@@ -113,6 +113,14 @@ def ingest(
     ] = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Re-ingest inputs already loaded (e.g. with a changed mapping): their "
+            "records and quarantine rows are replaced.",
+        ),
+    ] = False,
 ) -> None:
     """Load request logs into the case database, accounting for every record.
 
@@ -121,6 +129,8 @@ def ingest(
         forensics ingest gateway.jsonl.gz --db case.duckdb --mapping gateway.mapping.toml
 
         forensics ingest 'exports/*.parquet' --db case.duckdb --profile canonical
+
+        forensics ingest gateway.jsonl.gz --db case.duckdb --mapping fixed.mapping.toml --force
     """
     from . import ingest as ingest_mod
 
@@ -135,6 +145,7 @@ def ingest(
         memory_limit=memory_limit,
         temp_dir=temp_dir,
         progress=_progress(),
+        force=force,
     )
     out.print(report.render())
     for warning in report.warnings:

@@ -6,6 +6,7 @@ the same methods, so no module needs `if engine == ...`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -74,7 +75,13 @@ class Engine:
         if threads:
             config["threads"] = threads
         target = str(self.path) if self.path is not None else ":memory:"
-        self.con = duckdb.connect(target, read_only=read_only, config=config)
+        try:
+            self.con = duckdb.connect(target, read_only=read_only, config=config)
+            failure = None
+        except duckdb.Error as e:
+            failure = open_error(target, e)
+        if failure is not None:  # raised outside the except: the one line says it all
+            raise failure
         self.con.execute("SET TimeZone = 'UTC'")
         # insertion order is not a contract; dropping it lets DuckDB stream and spill freely
         self.con.execute("SET preserve_insertion_order = false")
@@ -135,6 +142,41 @@ class Engine:
                 {"t": table},
             ).fetchall()[0][0]
         )
+
+
+_LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
+
+
+def open_error(target: str, e: Exception) -> Exception:
+    """The one-line error for a case database DuckDB cannot open: held by another process
+    (DuckDB's own file lock) or not a DuckDB file (bad input, exit 2), a system fault such
+    as a read-only or forbidden path (`errors.system_error`), or else unreadable."""
+    from .errors import ForensicsError, system_error
+
+    text = str(e)
+    if "Could not set lock on file" in text:
+        holder = _LOCK_HOLDER.search(text)
+        pid = f" (pid {holder.group(1)})" if holder else ""
+        return ForensicsError(
+            f"database is in use by another process{pid}",
+            where=target,
+            fix="wait for it to finish (or close the notebook holding it), or use another --db",
+        )
+    if "not a valid DuckDB database file" in text:
+        return ForensicsError(
+            "not a DuckDB database",
+            where=target,
+            fix="pass the case database that forensics ingest or run wrote, or a new file name",
+        )
+    fault = system_error(e)
+    if fault is not None:
+        return fault
+    first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    return ForensicsError(
+        f"cannot open the database ({first})",
+        where=target,
+        fix="check the path, its folder's permissions, and --memory-limit/--temp-dir if given",
+    )
 
 
 ENGINES = ("duckdb", "spark")

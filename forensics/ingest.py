@@ -19,7 +19,7 @@ import contextlib
 import glob
 import hashlib
 import json
-import tempfile
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,7 +31,7 @@ import zstandard
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 from rich.table import Table
 
-from . import queries, schema
+from . import integrity, queries, schema, scratch
 from .engine import Engine
 from .errors import InputError
 from .mapping import Mapping, Source, load_mapping, profile
@@ -51,6 +51,7 @@ _KNOWN = {
     ".txt": "sglang",
 }
 _COMPRESSED = {".gz": "gzip", ".zst": "zstd"}
+SCRATCH_PREFIX = "forensics-ingest-"  # decompressed prefixes: TEMP/forensics-ingest-PID-XXXX
 
 
 @dataclass
@@ -121,15 +122,23 @@ def ingest(
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> IngestReport:
-    """Ingest `paths` (files, globs, folders) into the case database file `db`."""
+    """Ingest `paths` (files, globs, folders) into the case database file `db`; `force`
+    re-ingests inputs already loaded (see `ingest_into`).
+
+    A database held by another process is refused (DuckDB's file lock). A new database is
+    built under a scratch name beside `db` and linked into place only when complete, so a
+    failed or killed first ingest leaves no database, and no ingest ever deletes a database
+    another process made (when two create `db` at once, the later one is refused).
+    """
     m = _resolve_mapping(mapping, profile)
     files = resolve_inputs(paths)
     db_path = Path(db)
-    existed = db_path.exists()
+    new = None if db_path.exists() else _new_db_name(db_path)
     try:
-        with Engine(db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
-            return ingest_into(
+        with Engine(new or db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
+            report = ingest_into(
                 engine,
                 files,
                 mapping=m,
@@ -138,12 +147,50 @@ def ingest(
                 to_parquet=to_parquet,
                 temp_dir=temp_dir,
                 progress=progress,
+                force=force,
             )
-    except BaseException:
-        if not existed:  # leave no empty database behind a failed first ingest
-            for stale in (db_path, db_path.with_name(db_path.name + ".wal")):
-                stale.unlink(missing_ok=True)
-        raise
+        if new is not None:
+            _publish_db(new, db_path)
+        return report
+    finally:
+        if new is not None:  # only files this process created, under its own scratch name
+            for part in (new, new.with_name(new.name + ".wal")):
+                scratch.remove(part)
+
+
+NEW_DB = ".forensics-new-"  # a first ingest's database until complete: .DB.forensics-new-PID-X
+
+
+def _new_db_name(db: Path) -> Path:
+    parent = db.absolute().parent
+    if not parent.is_dir():
+        raise InputError(
+            "the database's folder does not exist", where=str(db), fix="create it, or fix --db"
+        )
+    return scratch.make_name(parent, f".{db.name}{NEW_DB}")
+
+
+def _publish_db(new: Path, db: Path) -> None:
+    """Give the complete database `new` its name `db`, unless a database appeared there
+    meanwhile (never replaced: it is another process's)."""
+    try:
+        os.link(new, db)  # atomic, and fails if `db` exists
+    except FileExistsError:
+        raise _created_meanwhile(db) from None
+    except OSError:  # a file system without hard links: claim the name, then replace it
+        try:
+            os.close(os.open(db, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            raise _created_meanwhile(db) from None
+        os.replace(new, db)
+
+
+def _created_meanwhile(db: Path) -> InputError:
+    return InputError(
+        "another process created this database while this ingest ran; nothing was loaded",
+        where=str(db),
+        fix="run the ingest again to add these logs to it, or use another --db",
+    )
 
 
 def ingest_into(
@@ -157,37 +204,49 @@ def ingest_into(
     to_parquet: str | Path | None = None,
     temp_dir: str | Path | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> IngestReport:
-    """Ingest `paths` into an open Engine; all inputs commit together or not at all."""
+    """Ingest `paths` into an open Engine; all inputs commit together or not at all.
+
+    An input already loaded (same sha256) is skipped, unless this mapping differs from the
+    one it was loaded with: that is refused (InputError naming the file). With `force`, such
+    inputs are re-ingested: their requests, quarantine rows and `inputs` row are deleted and
+    the file is loaded again, in the same transaction.
+    """
     m = mapping if isinstance(mapping, Mapping) else _resolve_mapping(mapping, profile)
     files = resolve_inputs(paths)
     if m.format == "sglang":
         from . import sglang  # lazy: a separate module owns engine logs
 
+        if force:
+            raise InputError(
+                "--force does not apply to engine logs (profile sglang)",
+                where="--force",
+                fix="ingest the engine logs into a new --db",
+            )
         stats = sglang.ingest_logs(engine, files, node=node, role=role)
         report = IngestReport(inputs=list(stats))
         report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
         return report
 
     report = IngestReport()
-    scratch = Path(tempfile.mkdtemp(prefix="forensics-ingest-", dir=temp_dir))
+    # pid in the name: a killed ingest's copies are swept by the next one
+    scratch_dir = scratch.make_dir(temp_dir, SCRATCH_PREFIX)
     try:
-        prepared = [_prepare(f, m, scratch) for f in files]
+        prepared = [_prepare(f, m, scratch_dir) for f in files]
         for p in prepared:
             if p.note:
                 report.warnings.append(f"{p.path}: {p.note}")
         # staging runs outside the transaction: rowids of committed temp tables are the
         # line order; nothing is written to the database file yet
         for i, p in enumerate(prepared):
-            if not _already(engine, p, prepared[:i]):
+            if not _already(engine, p, prepared[:i], m, force):
                 p.table = _stage(engine, p, i)
         with _progress(progress, sum(p.size for p in prepared)) as (bar, task):
             _transaction(engine, prepared, m, report, bar, task)
     finally:
         _drop_scratch(engine)
-        for f in scratch.iterdir():
-            f.unlink()
-        scratch.rmdir()
+        scratch.remove(scratch_dir)  # ignores errors: cleanup never fails the ingest
     if to_parquet is not None:
         export_parquet(engine, to_parquet)
     return report
@@ -276,6 +335,7 @@ class _Prepared:
     fmt: str
     note: str | None = None
     table: str | None = None  # the staged temp table of its records
+    replaces: str | None = None  # --force: the path its earlier load is recorded under
     side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
 
 
@@ -580,7 +640,12 @@ def _transaction(
     con = engine.con
     con.execute("BEGIN TRANSACTION")
     try:
-        for ddl in (schema.REQUESTS_DDL, schema.INPUTS_DDL, schema.QUARANTINE_DDL):
+        for ddl in (
+            schema.REQUESTS_DDL,
+            schema.INPUTS_DDL,
+            schema.INPUTS_MIGRATE,
+            schema.QUARANTINE_DDL,
+        ):
             con.execute(ddl)
         engine.run("ingest/macro_time")
         engine.run("ingest/macro_int")
@@ -598,7 +663,10 @@ def _transaction(
 def _one(
     engine: Engine, p: _Prepared, m: Mapping, seen: dict[str, str], report: IngestReport
 ) -> InputStats:
-    if p.sha256 in seen or engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256):
+    if p.replaces is not None and p.sha256 not in seen:
+        _forget(engine, p)
+        report.warnings.append(f"{p.path}: re-ingested (--force): its earlier load was replaced")
+    elif p.sha256 in seen or engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256):
         prior = engine.rows(
             "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
             "WHERE sha256 = $sha256",
@@ -607,6 +675,11 @@ def _one(
         note = "already ingested (same sha256): nothing changed"
         if p.sha256 in seen:
             note = f"same content as {seen[p.sha256]} (same sha256): nothing changed"
+        elif (_stored_input(engine, p.sha256) or ("", None))[1] is None:
+            note = (
+                "already ingested (same sha256; its mapping was not recorded): nothing "
+                "changed; --force re-ingests it with this mapping"
+            )
         report.warnings.append(f"{p.path}: {note}")
         counts = prior[0] if prior else (0, 0, 0, 0)
         return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
@@ -666,6 +739,7 @@ def _one(
         quarantined=quarantined,
         format=p.fmt,
         note=p.note,
+        mapping_sha256=integrity.mapping_digest(m),
     )
     return stats
 
@@ -691,13 +765,62 @@ def _temp(engine: Engine, table: str, query: str, **params: Any) -> None:
     engine.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS {sql}', **params)
 
 
-def _already(engine: Engine, p: _Prepared, earlier: list[_Prepared]) -> bool:
-    """Whether this input's content was ingested before (or is earlier in this call)."""
+def _already(
+    engine: Engine, p: _Prepared, earlier: list[_Prepared], m: Mapping, force: bool = False
+) -> bool:
+    """Whether this input's content was ingested before (or is earlier in this call) and is
+    to be skipped. Loaded with another mapping: InputError, unless `force`, which marks it
+    to be re-ingested (`p.replaces`)."""
     if any(e.sha256 == p.sha256 for e in earlier):
         return True
-    if not engine.table_exists("inputs"):
+    prior = _stored_input(engine, p.sha256)
+    if prior is None:
         return False
-    return bool(engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256))
+    path, stored_mapping = prior
+    if force:
+        p.replaces = path
+        return False
+    if stored_mapping is not None and stored_mapping != integrity.mapping_digest(m):
+        raise InputError(
+            f"already ingested (as {path}) with another mapping, which this one would not replace",
+            where=p.path,
+            fix="pass --force to re-ingest it with this mapping (its loaded records and "
+            "quarantine rows are replaced), or give the mapping it was loaded with",
+        )
+    return True
+
+
+def _stored_input(engine: Engine, sha256: str) -> tuple[str, str | None] | None:
+    """(path, mapping digest or None when not recorded) of an input already ingested."""
+    if not engine.table_exists("inputs"):
+        return None
+    has_mapping = "mapping_sha256" in _columns(engine, "inputs")
+    rows = engine.rows(
+        "SELECT path, "
+        + ("mapping_sha256" if has_mapping else "NULL::VARCHAR")
+        + " FROM inputs WHERE sha256 = $sha256",
+        sha256=sha256,
+    )
+    return (rows[0][0], rows[0][1]) if rows else None
+
+
+def _forget(engine: Engine, p: _Prepared) -> None:
+    """Delete what an earlier load of this input left (--force), inside the transaction.
+    Its rows are known by their source path: refused when another input shares it."""
+    assert p.replaces is not None
+    shared = engine.scalar(
+        queries.load("ingest/inputs_sharing_path"), path=p.replaces, sha256=p.sha256
+    )
+    if shared:
+        raise InputError(
+            f"cannot re-ingest it alone: {shared} other input(s) were loaded under the same "
+            f"path {p.replaces}, and records keep only the path",
+            where=p.path,
+            fix="ingest every log into a new --db instead",
+        )
+    for query in ("ingest/forget_requests", "ingest/forget_quarantine"):
+        engine.run(query, path=p.replaces)
+    engine.run("ingest/forget_input", sha256=p.sha256)
 
 
 def _stage(engine: Engine, p: _Prepared, i: int) -> str:

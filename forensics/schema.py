@@ -46,8 +46,12 @@ REQUESTS_DDL = (
 INPUTS_DDL = (
     "CREATE TABLE IF NOT EXISTS inputs (path VARCHAR, sha256 VARCHAR PRIMARY KEY, bytes BIGINT, "
     "rows_read BIGINT, rows_loaded BIGINT, duplicates BIGINT, quarantined BIGINT, "
-    "format VARCHAR, note VARCHAR)"
+    "format VARCHAR, note VARCHAR, mapping_sha256 VARCHAR)"
 )
+# mapping_sha256 (forensics.integrity.mapping_digest of the mapping an input was loaded with;
+# NULL for engine logs and in databases written before it was recorded) is added to older
+# databases by the next ingest
+INPUTS_MIGRATE = "ALTER TABLE inputs ADD COLUMN IF NOT EXISTS mapping_sha256 VARCHAR"
 QUARANTINE_DDL = (
     "CREATE TABLE IF NOT EXISTS quarantine "
     "(source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"

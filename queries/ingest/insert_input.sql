@@ -1,4 +1,8 @@
 -- Record one ingested input.
-INSERT INTO inputs VALUES (
-    $path, $sha256, $bytes, $rows_read, $rows_loaded, $duplicates, $quarantined, $format, $note
+INSERT INTO inputs (
+    path, sha256, bytes, rows_read, rows_loaded, duplicates, quarantined, format, note,
+    mapping_sha256
+) VALUES (
+    $path, $sha256, $bytes, $rows_read, $rows_loaded, $duplicates, $quarantined, $format, $note,
+    $mapping_sha256
 )

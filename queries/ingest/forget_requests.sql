@@ -1,0 +1,2 @@
+-- Delete the requests an input loaded (re-ingest with --force); they carry its path.
+DELETE FROM requests WHERE source = $path
