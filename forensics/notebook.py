@@ -15,8 +15,11 @@ Where the database comes from (`open_case(case, db=...)`):
 - `db` names a missing file, or a database without a `requests` table: the sources are
   ingested into it.
 - `db` holds requests: they are reused as they are (add logs with `forensics ingest`). The
-  analysis tables are reused too, unless one is missing or `bands` was computed with the
-  other exclusion setting; then the analysis runs. `Investigation.analyze()` re-runs it.
+  analysis tables are reused too when they were computed from this case file (its effective
+  content and its mappings), on the inputs the database holds now, with this exclusion
+  setting (`forensics.integrity`); otherwise (another capacity, new logs, an older
+  database) the analysis re-runs, and `warnings` says why. `Investigation.analyze()`
+  re-runs it on demand.
   On a reused analysis, the first `summary()` re-runs the steps after the bands (data owners,
   classification, engine evidence), whose figures the database does not store; they are
   deterministic, so their tables come out unchanged.
@@ -36,7 +39,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from . import charts, exposure, queries, report
+from . import charts, exposure, integrity, queries, report, scratch
 from .case import Case, load_case
 from .engine import Engine
 from .errors import ForensicsError, InputError
@@ -129,8 +132,8 @@ class Investigation:
         self.warnings: list[str] = []
         self._summary: dict[str, Any] | None = None
         self._tmp: Path | None = None
-        if db is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="kv-forensics-"))
+        if db is None:  # named with the pid: a killed kernel's folder is swept next time
+            self._tmp = scratch.make_dir(tempfile.gettempdir(), "kv-forensics-")
             db = self._tmp / CASE_DB
         self.db = Path(db)
         self.db.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +142,10 @@ class Investigation:
         try:
             if not self.engine.table_exists("requests"):
                 self._ingest()
-            if not self._analysis_is_current():
+            stale = self._stale_reason()
+            if stale is not None:
+                if stale != _NO_ANALYSIS:
+                    self.warnings.append(f"{stale}: the analysis was run again")
                 self.analyze()
         except BaseException:
             self.close()
@@ -164,9 +170,12 @@ class Investigation:
     def analyze(self) -> dict[str, Any]:
         """(Re)run the analysis (bands, data owners, classification) on the database; returns
         the summary. Needed after the case file or the database changed under this object."""
+        integrity.clear(self.engine)
         exposure.compute_bands(self.engine, self.case, self.exclusions)
         self._summary = None
-        return self.summary()
+        summary = self.summary()
+        integrity.record(self.engine, self.case, self.exclusions, summary)
+        return summary
 
     # --- figures ------------------------------------------------------------------------
 
@@ -369,14 +378,12 @@ class Investigation:
             )
         self.warnings.extend(ingest_sources(self.engine, self.case))
 
-    def _analysis_is_current(self) -> bool:
-        """Whether the analysis tables exist and `bands` used this object's exclusion setting."""
+    def _stale_reason(self) -> str | None:
+        """Why the stored analysis cannot be reused (None when it can): a table is missing,
+        or it was computed from another case file, other inputs or exclusion setting."""
         if not all(self.engine.table_exists(t) for t in ANALYSIS_TABLES):
-            return False
-        listed = self.case.excluded_accounts()
-        expected = listed if self.exclusions else {}
-        stored = self.engine.frame("notebook/exclusion_state", accounts=sorted(listed))
-        return all(expected.get(a) == r for a, r in stored.iter_rows())
+            return _NO_ANALYSIS
+        return integrity.stale_reason(self.engine, self.case, self.exclusions)
 
     def _summarize(self) -> dict[str, Any]:
         """The summary from the current `bands`: the analyze steps after the bands, in order."""
@@ -394,6 +401,7 @@ class Investigation:
 
 
 _INGEST = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+_NO_ANALYSIS = "no analysis tables"
 
 
 def _release(engine: Engine, tmp: Path | None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import classify, evidence, exposure, owners
+from . import classify, evidence, exposure, integrity, owners, scratch
 from . import engine as engines
 from . import ingest as ingest_mod
 from . import notify as notify_mod
@@ -130,7 +130,9 @@ def summarize(eng: Engine, case: Case, exclusions: bool = True) -> tuple[dict[st
 
 
 def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
-    """Bands, data owners, classification on an open engine; writes summary + exposed CSV."""
+    """Bands, data owners, classification on an open engine; writes summary + exposed CSV
+    and records what the analysis was computed from (`forensics.integrity`)."""
+    integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
     exposure.compute_bands(eng, case, exclusions)
     summary, warnings = summarize(eng, case, exclusions)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,6 +140,7 @@ def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) 
         write_summary(summary, out / "summary.json"),
         exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
     ]
+    integrity.record(eng, case, exclusions, summary)
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
 
 
@@ -170,9 +173,11 @@ def notify(
     engine: str = "duckdb",
     spark_master: str | None = None,
 ) -> NotifyResult:
-    """`forensics notify`: the lists under out/notify/ (needs a prior analyze)."""
+    """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
+    file on the database's current inputs; refused otherwise)."""
     case = load_case(case_path)
     with open_engine(Path(db), engine, spark_master=spark_master) as eng:
+        integrity.check(eng, case, db, out=out)
         return notify_mod.write_lists(eng, case, Path(out))
 
 
@@ -183,7 +188,9 @@ def report(
     engine: str = "duckdb",
     spark_master: str | None = None,
 ) -> list[Path]:
-    """`forensics report`: report.html and the timeline charts (needs a prior analyze)."""
+    """`forensics report`: report.html and the timeline charts (needs a prior analyze of this
+    case file, on the database's current inputs, that wrote out/summary.json; refused
+    otherwise)."""
     case = load_case(case_path)
     out = Path(out)
     summary_path = out / "summary.json"
@@ -195,8 +202,16 @@ def report(
         )
     import json
 
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise AnalysisError(
+            f"summary.json cannot be read ({e})",
+            where=str(summary_path),
+            fix="run forensics analyze with the same --out again",
+        ) from None
     with open_engine(Path(db), engine, spark_master=spark_master) as eng:
+        integrity.check(eng, case, db, summary=summary, out=out)
         return _render(eng, case, summary, out)
 
 
@@ -211,7 +226,8 @@ def run(
     progress: bool = False,
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
-    analyze, notify and report into `out`."""
+    analyze, notify and report into `out`. Everything is written into a scratch folder
+    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was."""
     check_engine(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -221,27 +237,55 @@ def run(
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    db = out / CASE_DB
-    for stale in (db, db.with_name(db.name + ".wal")):
-        stale.unlink(missing_ok=True)
-    with open_engine(
-        db,
-        "duckdb",
-        memory_limit=memory_limit,
-        temp_dir=Path(temp_dir) if temp_dir else None,
-        must_exist=False,
-    ) as eng:
-        warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
-        with _analysis_engine(eng, engine, out, spark_master) as analysis:
-            result = analyze_engine(analysis, case, out, exclusions)
-            result.warnings[:0] = warnings
-            lists = notify_mod.write_lists(analysis, case, out)
-            result.paths.extend(lists.paths)
-            result.warnings.extend(lists.warnings)
-            result.paths.extend(_render(analysis, case, result.summary, out))
-    result.paths.insert(0, db)
+    work = _work_folder(out)
+    try:
+        db = work / CASE_DB
+        with open_engine(
+            db,
+            "duckdb",
+            memory_limit=memory_limit,
+            temp_dir=Path(temp_dir) if temp_dir else None,
+            must_exist=False,
+        ) as eng:
+            warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
+            with _analysis_engine(eng, engine, work, spark_master) as analysis:
+                result = analyze_engine(analysis, case, work, exclusions)
+                result.warnings[:0] = warnings
+                lists = notify_mod.write_lists(analysis, case, work)
+                result.paths.extend(lists.paths)
+                result.warnings.extend(lists.warnings)
+                result.paths.extend(_render(analysis, case, result.summary, work))
+        result.paths.insert(0, db)
+        try:
+            scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
+        except OSError as e:
+            raise ForensicsError(
+                f"cannot move the outputs into place ({e.strerror or e})",
+                where=str(out),
+                fix="check the folder is writable and has room, or choose another --out",
+            ) from None
+    finally:
+        scratch.remove(work)
+    result.out = out
+    result.paths = [out / p.relative_to(work) for p in result.paths]
     return result
+
+
+RUN_SCRATCH = ".forensics-run-"  # run's work folder beside --out: .OUT.forensics-run-PID-XXXX
+
+
+def _work_folder(out: Path) -> Path:
+    """A new, empty folder beside `out` (same file system: moving its files is a rename)."""
+    parent = out.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        return scratch.make_dir(parent, f".{out.name}{RUN_SCRATCH}")
+    except OSError as e:
+        raise ForensicsError(
+            f"cannot write beside the output folder ({e.strerror or e})",
+            where=str(out),
+            fix="check the folder is writable and has room, or choose another --out",
+        ) from None
 
 
 @contextlib.contextmanager
