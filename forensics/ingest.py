@@ -827,10 +827,10 @@ def _stage(engine: Engine, p: _Prepared, i: int) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
     (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file)."""
     # a rewritten input (_normalize) has no line over MAX_LINE_SIZE: DuckDB's own limit is
-    # only a backstop; it reads in buffers of two lines' worth (its default, 16 lines, is
-    # more than a modest memory limit allows)
+    # only a backstop; it reads in buffers of two lines' worth, at least 32 MiB (its default
+    # of 16 lines is more than a modest memory limit allows)
     read_limit = MAX_LINE_SIZE + 1024
-    sizes = {"max_line_size": read_limit, "buffer_size": 2 * read_limit}
+    sizes = {"max_line_size": read_limit, "buffer_size": max(2 * read_limit, 32 << 20)}
     try:
         side = f"_ing_side_{i}"
         if p.side is not None:
