@@ -32,7 +32,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 from rich.table import Table
 
 from . import integrity, queries, schema, scratch
-from .engine import Engine
+from .engine import Engine, bind
 from .errors import InputError
 from .mapping import Mapping, Source, load_mapping, profile
 
@@ -991,15 +991,14 @@ def _map(
 
     select = ["__row", "__raw", "__err"]
     effective: dict[str, Source] = {}
+    field_exprs: dict[str, str] = {}
     for f in schema.REQUEST_FIELDS:
         src = m.fields.get(f.name)
         e = expr(f.name, src, False) if src is not None else None
         if e is not None and src is not None:
             effective[f.name] = src
+            field_exprs[f.name] = e
             raw(src, f"fields.{f.name}", e)
-            select.append(f"NULLIF(trim(CAST({e} AS VARCHAR)), '') AS v_{f.name}")
-        else:
-            select.append(f"NULL::VARCHAR AS v_{f.name}")
     pairs = []
     for i, (name, src) in enumerate(sorted(m.extra.items())):
         e = expr(f"x{i}", src, True)
@@ -1023,6 +1022,14 @@ def _map(
             params["json_paths"] = json_paths
             lists.append("json_extract(__j, $json_paths) AS __jx")
         source = f"(SELECT *, {', '.join(lists)} FROM {source})"
+    types = _types(engine, source, field_exprs, params)
+    for f in schema.REQUEST_FIELDS:
+        e = field_exprs.get(f.name)
+        text, typed = _typed(f, e, types.get(f.name, "VARCHAR")) if e else ("NULL", None)
+        select.append(f"{text}::VARCHAR AS v_{f.name}")
+        if f.name in _CONVERTED:
+            n_type = "BIGINT" if f.name == "status" else f.sql_type
+            select.append(f"{typed or 'NULL'}::{n_type} AS n_{f.name}")
     raw_pairs = []
     for k, (key, value) in enumerate(raw_values.items()):
         params[f"rk_{k}"] = key
@@ -1033,6 +1040,38 @@ def _map(
     raw_obj = f"json_object({', '.join(raw_pairs)})" if raw_pairs else "'{}'"
     raw_sql = f"SELECT __row, coalesce(__raw, CAST({raw_obj} AS VARCHAR)) AS raw FROM {raw_source}"
     return effective, f"SELECT {', '.join(select)} FROM {source}", params, raw_sql
+
+
+_CONVERTED = {*schema.TOKEN_FIELDS, *schema.TIME_FIELDS, "status"}  # text parsed in typed.sql
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER")
+_TIME_TYPES = ("TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "DATE")
+
+
+def _types(
+    engine: Engine, source: str, exprs: dict[str, str], params: dict[str, Any]
+) -> dict[str, str]:
+    """The DuckDB type of each field's source expression (field -> type name)."""
+    if not exprs:
+        return {}
+    sql = f"SELECT {', '.join(exprs.values())} FROM {source} LIMIT 0"
+    cur = engine.con.execute(sql, bind(sql, params))
+    names = [str(d[1]) for d in cur.description or []]
+    cur.fetchall()
+    return dict(zip(exprs, names, strict=True))
+
+
+def _typed(f: schema.Field, e: str, typ: str) -> tuple[str, str | None]:
+    """(text, typed) expressions of a field's source value `e` of DuckDB type `typ`: counts
+    and status of an integer type and times of a timestamp type are passed as they are
+    (`n_F`: BIGINT, TIMESTAMPTZ; typed.sql checks their range), with no round trip through
+    text; anything else as text (`v_F`), which typed.sql parses."""
+    if f.name in (*schema.TOKEN_FIELDS, "status") and typ in _INT_TYPES:
+        return "NULL", f"CAST({e} AS BIGINT)"
+    if f.name in schema.TIME_FIELDS and typ == "TIMESTAMP WITH TIME ZONE":
+        return "NULL", e
+    if f.name in schema.TIME_FIELDS and typ in _TIME_TYPES:
+        return "NULL", f"timezone($tz, CAST({e} AS TIMESTAMP))"
+    return f"NULLIF(trim(CAST({e} AS VARCHAR)), '')", None
 
 
 def _validate_sql(

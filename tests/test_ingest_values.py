@@ -256,3 +256,40 @@ def test_quarantine_keeps_only_the_mapped_values_never_prompt_text(tmp_path):
         (2, "invalid JSON", {"bytes": len(torn)}),  # no text: it may hold a prompt
         (4, "conflicting duplicate", {**mapped, "request_id": "r3", "prompt_tokens": 4}),
     ]
+
+
+def test_typed_parquet_columns_load_as_they_are_or_are_quarantined_when_out_of_range(tmp_path):
+    # ts TIMESTAMPTZ, ts_end naive TIMESTAMP (read in the mapping's zone, New York: -04:00 in
+    # August), counts INTEGER/UBIGINT, status BIGINT: no round trip through text
+    log = tmp_path / "typed.parquet"
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(
+        "COPY (SELECT * FROM (VALUES "
+        "('p1', TIMESTAMPTZ '2026-08-27 10:00:00+00', TIMESTAMP '2026-08-27 06:00:05', "
+        "  5::INTEGER, 3::UBIGINT, 404::BIGINT), "
+        "('p2', TIMESTAMPTZ '2026-08-27 10:00:00+00', NULL, 5, 3, 1099511627776), "
+        "('p3', TIMESTAMPTZ '2026-08-27 10:00:00+00', NULL, 5, 9223372036854775808, 200), "
+        "('p4', TIMESTAMPTZ 'infinity', NULL, 5, 3, 200), "
+        "('p5', NULL, NULL, 5, 3, 200)"
+        ") AS t(id, t, t_end, n, c, st)) TO '" + str(log) + "' (FORMAT parquet)"
+    )
+    con.close()
+    mapping = tmp_path / "typed.mapping.toml"
+    mapping.write_text(
+        '[fields]\nrequest_id = "id"\nts = "t"\nts_end = "t_end"\naccount_id = { const = "a" }\n'
+        'model = { const = "m" }\nprompt_tokens = "n"\ncompletion_tokens = "c"\n'
+        'status = "st"\n[timestamp]\ntimezone = "America/New_York"\n'
+    )
+    db = tmp_path / "t.duckdb"
+    ingest([log], db, mapping=mapping)
+    assert _rows(db, "SELECT request_id, ts, ts_end, prompt_tokens, completion_tokens, status "
+                 "FROM requests") == [
+        ("p1", _utc(2026, 8, 27, 10), _utc(2026, 8, 27, 10, 0, 5), 5, 3, 404)
+    ]  # fmt: skip
+    assert _rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
+        (2, "out-of-range status"),
+        (3, "out-of-range token count completion_tokens"),
+        (4, "time out of range ts (years 0001-9999 UTC)"),
+        (5, "missing required field ts"),
+    ]

@@ -73,17 +73,32 @@ END;
 CREATE OR REPLACE TEMP MACRO _ing_time(v, unit, tz) AS
 CASE
     WHEN v IS NULL THEN NULL
-    WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN _ing_epoch(v, unit)
-    -- fast path: forms DuckDB's casts read exactly as the grammar above says
+    -- fast path: forms DuckDB's casts read exactly as the grammar above says, in years
+    -- 1000-8999 (no offset or zone takes them out of range)
     WHEN regexp_full_match(
         v,
-        '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
+        '[1-8][0-9]{3}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
         || '(Z|[+-](0[0-9]|1[0-7])(:?[0-5][0-9])?|[+-]18(:?00)?)'
-    ) THEN _ing_in_range(TRY_CAST(v AS TIMESTAMPTZ))
+    ) THEN TRY_CAST(v AS TIMESTAMPTZ)
     WHEN regexp_full_match(
-        v, '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
-    ) THEN _ing_in_range(timezone(tz, TRY_CAST(v AS TIMESTAMP)))
+        v, '[1-8][0-9]{3}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
+    ) THEN timezone(tz, TRY_CAST(v AS TIMESTAMP))
+    WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN _ing_epoch(v, unit)
     ELSE _ing_tgeneral(_ing_tparts(upper(v)), tz)
+END;
+
+-- a time given as a TIMESTAMPTZ `n` (a typed source column) or else as text `v`
+CREATE OR REPLACE TEMP MACRO _ing_time_n(n, v, unit, tz) AS
+CASE
+    WHEN n IS NULL THEN _ing_time(v, unit, tz)
+    WHEN n >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
+        AND n <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN n
+END;
+
+CREATE OR REPLACE TEMP MACRO _ing_time_n_why(n, v, unit, label) AS
+CASE
+    WHEN n IS NOT NULL THEN 'time out of range ' || label || ' (years 0001-9999 UTC)'
+    ELSE _ing_time_why(v, unit, label)
 END;
 
 -- why _ing_time(v, ...) is NULL for a non-NULL v; `label` names the field

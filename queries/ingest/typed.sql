@@ -1,4 +1,6 @@
--- Canonical typed records of one input (`_ing_mapped`, every mapped value as text) and the
+-- Canonical typed records of one input (`_ing_mapped`: each mapped value as text v_F, and
+-- for counts, status and times from a source column already of a fitting type, the value
+-- itself n_F; then v_F is only set when n_F does not fit) and the
 -- first reason, if any, a record cannot be loaded (reasons name the field; the _why macros
 -- say what is wrong with a value that did not convert). Missing status becomes 200.
 WITH typed AS (
@@ -9,19 +11,24 @@ WITH typed AS (
         coalesce(v_request_id, CASE WHEN NOT $id_mapped THEN $id_prefix || ':' || __row END)
             AS request_id,
         v_request_id,
-        _ing_time(v_ts, $unit, $tz) AS ts,
+        _ing_time_n(n_ts, v_ts, $unit, $tz) AS ts,
         v_ts,
+        n_ts,
+        n_ts_end,
         v_account_id AS account_id,
         v_model AS model,
-        _ing_int(v_prompt_tokens) AS prompt_tokens,
+        coalesce(n_prompt_tokens, _ing_int(v_prompt_tokens)) AS prompt_tokens,
         v_prompt_tokens,
-        _ing_int(v_completion_tokens) AS completion_tokens,
+        n_prompt_tokens,
+        coalesce(n_completion_tokens, _ing_int(v_completion_tokens))
+            AS completion_tokens,
         v_completion_tokens,
-        TRY_CAST(_ing_int(v_status) AS INTEGER) AS status,
+        TRY_CAST(coalesce(n_status, _ing_int(v_status)) AS INTEGER) AS status,
         v_status,
+        n_status,
         v_prefill_node AS prefill_node,
         v_decode_node AS decode_node,
-        _ing_time(v_ts_end, $unit, $tz) AS ts_end,
+        _ing_time_n(n_ts_end, v_ts_end, $unit, $tz) AS ts_end,
         v_ts_end,
         extra
     FROM _ing_mapped
@@ -33,21 +40,24 @@ SELECT
     CASE
         WHEN __err IS NOT NULL THEN __err
         WHEN request_id IS NULL THEN 'missing required field request_id'
-        WHEN v_ts IS NULL THEN 'missing required field ts'
+        WHEN v_ts IS NULL AND n_ts IS NULL THEN 'missing required field ts'
         WHEN account_id IS NULL THEN 'missing required field account_id'
         WHEN model IS NULL THEN 'missing required field model'
-        WHEN v_prompt_tokens IS NULL THEN 'missing required field prompt_tokens'
+        WHEN v_prompt_tokens IS NULL AND n_prompt_tokens IS NULL
+            THEN 'missing required field prompt_tokens'
         WHEN prompt_tokens IS NULL
             THEN _ing_int_why(v_prompt_tokens, 'token count prompt_tokens')
         WHEN prompt_tokens < 0 THEN 'negative token count prompt_tokens'
         WHEN v_completion_tokens IS NOT NULL AND completion_tokens IS NULL
             THEN _ing_int_why(v_completion_tokens, 'token count completion_tokens')
         WHEN completion_tokens < 0 THEN 'negative token count completion_tokens'
-        WHEN ts IS NULL THEN _ing_time_why(v_ts, $unit, 'ts')
-        WHEN v_ts_end IS NOT NULL AND ts_end IS NULL THEN _ing_time_why(v_ts_end, $unit, 'ts_end')
-        WHEN v_status IS NOT NULL AND status IS NULL THEN
+        WHEN ts IS NULL THEN _ing_time_n_why(n_ts, v_ts, $unit, 'ts')
+        WHEN (v_ts_end IS NOT NULL OR n_ts_end IS NOT NULL) AND ts_end IS NULL
+            THEN _ing_time_n_why(n_ts_end, v_ts_end, $unit, 'ts_end')
+        WHEN (v_status IS NOT NULL OR n_status IS NOT NULL) AND status IS NULL THEN
             CASE
-                WHEN _ing_int(v_status) IS NULL THEN _ing_int_why(v_status, 'status')
+                WHEN n_status IS NULL AND _ing_int(v_status) IS NULL
+                THEN _ing_int_why(v_status, 'status')
                 ELSE 'out-of-range status'
             END
     END AS reason
