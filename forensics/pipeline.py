@@ -276,7 +276,7 @@ RUN_SCRATCH = ".forensics-run-"  # run's work folder beside --out: .OUT.forensic
 
 def _work_folder(out: Path) -> Path:
     """A new, empty folder beside `out` (same file system: moving its files is a rename)."""
-    parent = out.absolute().parent
+    parent = out.resolve().parent  # beside the folder a symlinked --out points at
     try:
         parent.mkdir(parents=True, exist_ok=True)
         return scratch.make_dir(parent, f".{out.name}{RUN_SCRATCH}")

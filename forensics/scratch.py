@@ -10,6 +10,7 @@ that folder so two writers never interleave their files.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import shutil
@@ -81,11 +82,21 @@ def publish(work: Path, out: Path, companions: dict[str, tuple[str, ...]] | None
             if dest.is_dir() and not dest.is_symlink():
                 aside = out / f".{entry.name}.replaced-{os.getpid()}-{secrets.token_hex(4)}"
                 dest.rename(aside)
-                entry.rename(dest)
+                _move(entry, dest)
                 remove(aside)
             else:
-                os.replace(entry, dest)
+                _move(entry, dest)
     remove(work)
+
+
+def _move(entry: Path, dest: Path) -> None:
+    """Rename `entry` to `dest` (replacing a file), copying across file systems."""
+    try:
+        os.replace(entry, dest)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        shutil.move(str(entry), str(dest))
 
 
 @contextlib.contextmanager
