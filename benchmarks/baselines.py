@@ -221,16 +221,23 @@ def duckdb_equal_work(
         """,
         dec_params,
     )
-    # each pool, ordered by (end, request_id): rank rn and running token sum cum (the default
-    # RANGE frame: request_id is unique, so no peers; 1.4x faster than a ROWS frame here)
+    # each pool, ordered by (end, request_id): rank rn and running token sum cum. Pools are
+    # numbered (node): a window partitioned on a small integer sorts 2x faster than on text;
+    # the default RANGE frame has no peers (request_id is unique) and beats a ROWS frame
+    con.execute(
+        """
+        CREATE TEMP TABLE nodes AS
+        SELECT decode_node, row_number() OVER (ORDER BY decode_node) AS node
+        FROM (SELECT DISTINCT decode_node FROM targets)
+        """
+    )
     con.execute(
         """
         CREATE TEMP TABLE ranked AS
-        SELECT decode_node, request_id, account_id, end_ts,
-               row_number() OVER w AS rn, sum(tokens) OVER w AS cum
-        FROM pool
-        WHERE decode_node IN (SELECT decode_node FROM targets)
-        WINDOW w AS (PARTITION BY decode_node ORDER BY end_ts, request_id)
+        SELECT n.node, p.request_id, p.account_id, p.end_ts,
+               row_number() OVER w AS rn, CAST(sum(p.tokens) OVER w AS BIGINT) AS cum
+        FROM pool AS p JOIN nodes AS n USING (decode_node)
+        WINDOW w AS (PARTITION BY n.node ORDER BY p.end_ts, p.request_id)
         """
     )
     # walking back from e: the pool ranks 1..hi ended strictly before e.ts, holding `before`
@@ -239,33 +246,32 @@ def duckdb_equal_work(
         """
         CREATE TABLE owners AS
         WITH by_end AS (
-            SELECT decode_node, end_ts, max(rn) AS rn, max(cum) AS cum
-            FROM ranked GROUP BY decode_node, end_ts
+            SELECT node, end_ts, max(rn) AS rn, max(cum) AS cum
+            FROM ranked GROUP BY node, end_ts
         ),
         by_cum AS (
-            SELECT decode_node, cum, max(rn) AS rn FROM ranked GROUP BY decode_node, cum
+            SELECT node, cum, max(rn) AS rn FROM ranked GROUP BY node, cum
         ),
         hi AS (
-            SELECT t.request_id, t.account_id, t.decode_node,
+            SELECT t.request_id, t.account_id, n.node,
                    coalesce(e.rn, 0) AS hi, coalesce(e.cum, 0) - t.cap AS cut
             FROM targets AS t
-            ASOF LEFT JOIN by_end AS e
-              ON t.decode_node = e.decode_node AND t.ts > e.end_ts
+            JOIN nodes AS n USING (decode_node)
+            ASOF LEFT JOIN by_end AS e ON n.node = e.node AND t.ts > e.end_ts
         ),
         spans AS (
             SELECT h.*, coalesce(c.rn, 0) + 1 AS lo
             FROM hi AS h
-            ASOF LEFT JOIN by_cum AS c
-              ON h.decode_node = c.decode_node AND h.cut >= c.cum
+            ASOF LEFT JOIN by_cum AS c ON h.node = c.node AND h.cut >= c.cum
         ),
         walked AS (
-            SELECT request_id, account_id, decode_node, unnest(range(lo, hi + 1)) AS rn
+            SELECT request_id, account_id, node, unnest(range(lo, hi + 1)) AS rn
             FROM spans WHERE hi >= lo
         )
         SELECT w.request_id AS exposed_request_id, w.account_id AS exposed_account_id,
                r.request_id AS owner_request_id, r.account_id AS owner_account_id
         FROM walked AS w
-        JOIN ranked AS r ON r.decode_node = w.decode_node AND r.rn = w.rn
+        JOIN ranked AS r ON r.node = w.node AND r.rn = w.rn
         WHERE r.account_id <> w.account_id
         """
     )
