@@ -97,14 +97,14 @@ def system_error(exc: BaseException | None, *, faults_only: bool = False) -> For
     e = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        found = _system_error(e)
+        found = _system_error(e, faults_only)
         if found is not None and (isinstance(found, ResourceError) or not faults_only):
             return found
         e = e.__cause__ or e.__context__
     return None
 
 
-def _system_error(e: BaseException) -> ForensicsError | None:
+def _system_error(e: BaseException, faults_only: bool) -> ForensicsError | None:
     if isinstance(e, OSError):
         paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
         where = " -> ".join(paths) or _open_file(e)
@@ -128,7 +128,7 @@ def _system_error(e: BaseException) -> ForensicsError | None:
             if os.strerror(code) in text:
                 found = _DUCKDB_FILE.search(text)
                 return kind(os.strerror(code), where=found.group(1) if found else None, fix=fix)
-    if isinstance(e, duckdb.IOException):
+    if isinstance(e, duckdb.IOException) and not faults_only:  # e.g. not a DuckDB file
         return ResourceError(first, fix="check the paths given and their file system")
     return None
 

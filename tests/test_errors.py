@@ -20,7 +20,7 @@ import typer
 from typer.testing import CliRunner
 
 from forensics.cli import _Commands, app
-from forensics.errors import EXIT_CODES
+from forensics.errors import EXIT_CODES, InputError
 
 CASE = Path(__file__).parent / "fixtures" / "case_small"
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2
@@ -227,6 +227,23 @@ def query() -> None:
 def read(path: Path) -> None:
     """An OSError for a wrong path that nothing in between caught."""
     path.read_text(encoding="utf-8")
+
+
+@bug.command()
+def wrapped(path: Path) -> None:
+    """A ForensicsError raised over a DuckDB error that is no system fault."""
+    try:
+        duckdb.connect(str(path))
+    except duckdb.Error:
+        raise InputError("not a DuckDB database", where=str(path)) from None
+
+
+def test_an_error_raised_over_a_duckdb_error_that_is_no_system_fault_keeps_its_code(tmp_path):
+    path = tmp_path / "notes.duckdb"
+    path.write_text("not a database\n" * 500, encoding="utf-8")
+    res = CliRunner().invoke(bug, ["wrapped", str(path)])
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines() == [f"error: {path}: not a DuckDB database"]
 
 
 def test_an_unexpected_exception_is_one_internal_error_line_and_exit_1():
