@@ -712,12 +712,10 @@ def _one(
     # `_ing_out` is a view: the typed table plus that small table of outcomes
     _temp(engine, "_ing_special", "ingest/classify")
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
-    # raw values only for the records quarantined (ingest_insert_quarantine joins `_ing_raw`
-    # on __row): the WHERE runs before they are rendered
+    # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw` on
+    # __row); `raw_sql` reads only those
     engine.execute(
-        f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS SELECT __row, raw FROM ({raw_sql}) '
-        "WHERE __row IN (SELECT source_row FROM _ing_out "
-        "WHERE outcome IN ('quarantine', 'conflict'))",
+        f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}',
         **params,
     )
     engine.run("ingest/insert_requests")
@@ -1034,6 +1032,12 @@ def _map(
     for k, (key, value) in enumerate(raw_values.items()):
         params[f"rk_{k}"] = key
         raw_pairs.append(f"$rk_{k}, {value}")
+    # only the quarantined records (by then in `_ing_out`), filtered before any value is read
+    quarantined = (
+        "(SELECT * FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
+        "WHERE outcome IN ('quarantine', 'conflict')))"
+    )
+    raw_source = raw_source.replace("_ing_src", quarantined)
     if raw_paths:
         params["raw_paths"] = raw_paths
         raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"

@@ -6,26 +6,38 @@
 -- not records. The delimiter is a byte sequence that never occurs in a JSON line (inputs
 -- holding it are rewritten first): each line is read whole.
 SELECT
-    CASE WHEN t = 'OBJECT' THEN line END AS __j,
-    CASE WHEN t = 'OBJECT' THEN CAST(json_structure(line) AS VARCHAR) END AS __shape,
-    CASE WHEN NOT blank AND t IS DISTINCT FROM 'OBJECT' THEN 'invalid JSON' END AS __err,
+    CASE WHEN object THEN line END AS __j,
+    CASE WHEN object THEN shape END AS __shape,
+    CASE WHEN NOT blank AND NOT object THEN 'invalid JSON' END AS __err,
     CASE
-        WHEN NOT blank AND t IS DISTINCT FROM 'OBJECT'
-        THEN CAST(json_object('bytes', strlen(line)) AS VARCHAR)
+        WHEN NOT blank AND NOT object THEN CAST(json_object('bytes', strlen(line)) AS VARCHAR)
     END AS __raw,
     blank AS __blank
 FROM (
-    SELECT line, try(json_type(line)) AS t, line IS NULL OR trim(line) = '' AS blank
-    FROM read_csv(
-        $path,
-        columns = {'line': 'VARCHAR'},
-        delim = $delim,
-        quote = '',
-        escape = '',
-        header = false,
-        auto_detect = false,
-        strict_mode = false,
-        max_line_size = $max_line_size,
-        buffer_size = $buffer_size
+    SELECT
+        *,
+        -- an object's structure is an object, but for {} ("JSON"); NULL: not JSON
+        coalesce(
+            starts_with(shape, '{') OR (shape = '"JSON"' AND starts_with(ltrim(line), '{')),
+            false
+        ) AS object
+    FROM (
+        -- parsed once: the structure says whether the line is a JSON object
+        SELECT
+            line,
+            CAST(try(json_structure(line)) AS VARCHAR) AS shape,
+            line IS NULL OR trim(line) = '' AS blank
+        FROM read_csv(
+            $path,
+            columns = {'line': 'VARCHAR'},
+            delim = $delim,
+            quote = '',
+            escape = '',
+            header = false,
+            auto_detect = false,
+            strict_mode = false,
+            max_line_size = $max_line_size,
+            buffer_size = $buffer_size
+        )
     )
 )
