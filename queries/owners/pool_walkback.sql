@@ -1,17 +1,18 @@
 -- Data owners, policy pool-walkback (SPEC.md "Analyses"). The pool of a decode node: the
 -- requests of the case's models that arrived inside the window and were served on it with a
 -- success status; each ends at coalesce(ts_end, ts) and holds prompt + completion tokens.
--- Per node, the pool ordered by (end, request_id) gets a rank rn and a running token sum R.
--- For an exposed request e: hi = the pool requests that ended strictly before e.ts and
--- T(e) = their tokens. Walking back newest first, the tokens of the newer candidates before
--- c are T(e) - R(c), so c is a candidate while R(c) > T(e) - capacity; R grows with rn, so
--- the candidates are the ranks lo..hi, lo = 1 + the pool requests with R <= T(e) - capacity.
--- Both counts come from running sums over merged event streams (no range join: the cost
--- stays n log n however many exposed requests there are); the ranks are then expanded and
--- joined back on (node, rn). Candidates of another account than e's are its data owners.
--- Only the nodes of attributable exposed requests matter (a pool ranks its own node only).
--- The sorts partition on an integer node id, not the node's name: text sort keys cost
--- several times more.
+-- Per node, the pool ordered by (end, request_id) gets a running token sum R. For an exposed
+-- request e: the pool requests that ended strictly before e.ts hold T(e) tokens. Walking
+-- back newest first, the tokens of the newer candidates before c are T(e) - R(c), so c is a
+-- candidate while R(c) > T(e) - capacity: the candidates are the pool requests that ended
+-- before e.ts with R in (T(e) - capacity, T(e)]. T(e) comes from the same running sum, e
+-- merged into its node's stream just before the requests that ended at e.ts. R cut into
+-- buckets of one capacity's width puts the candidates in at most two buckets: an equality
+-- join on (node, capacity, bucket), no range join, so the cost stays n log n however many
+-- exposed requests there are. Candidates of another account than e's are its data owners.
+-- Only the nodes of attributable exposed requests matter (a pool ranks its own node only);
+-- a capacity <= 0 leaves no candidate. The sort partitions on an integer node id, not the
+-- node's name: text sort keys cost several times more.
 WITH targets AS (
     SELECT * FROM attribution_targets
     WHERE decode_node IS NOT NULL AND decode_capacity IS NOT NULL
@@ -42,13 +43,11 @@ events AS (
     JOIN nodes AS n ON n.decode_node = g.decode_node
 ),
 running AS (
-    SELECT nid, t, kind, request_id, account_id, CAST(cum AS BIGINT) AS cum,
-           CAST(rn AS BIGINT) AS rn
+    SELECT nid, t, kind, request_id, account_id, CAST(cum AS BIGINT) AS cum
     FROM (
         SELECT
             nid, t, kind, request_id, account_id,
-            sum(tokens) OVER w AS cum,
-            sum(kind) OVER w AS rn
+            sum(tokens) OVER w AS cum
         FROM events
         WINDOW w AS (
             PARTITION BY nid ORDER BY t, kind, request_id
@@ -57,45 +56,34 @@ running AS (
     ) AS s
 ),
 pool_ranked AS (
-    SELECT nid, rn, cum, request_id, account_id, t AS end_ts
+    SELECT nid, cum, request_id, account_id, t AS end_ts
     FROM running
     WHERE kind = 1
 ),
-target_hi AS (
-    SELECT g.*, x.nid, x.cum AS before_cum, x.rn AS hi
+target_cum AS (
+    SELECT g.*, x.nid, x.cum AS before_cum
     FROM targets AS g
     JOIN running AS x ON x.kind = 0 AND x.request_id = g.exposed_request_id
+    WHERE g.decode_capacity > 0
 ),
-cuts AS (
-    SELECT nid, cum AS k, 0 AS kind, NULL AS exposed_request_id FROM pool_ranked
-    UNION ALL
-    SELECT nid, before_cum - decode_capacity AS k, 1 AS kind, exposed_request_id
-    FROM target_hi
-),
-below AS (
-    SELECT exposed_request_id, CAST(n_below AS BIGINT) AS n_below
-    FROM (
-        SELECT
-            kind, exposed_request_id,
-            sum(1 - kind) OVER (
-                PARTITION BY nid ORDER BY k, kind
-                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-            ) AS n_below
-        FROM cuts
-    ) AS c
-    WHERE kind = 1
+capacities AS (
+    SELECT DISTINCT nid, decode_capacity AS cap FROM target_cum
 ),
 spans AS (
-    SELECT h.exposed_request_id, h.exposed_account_id, h.exposed_ts, h.decode_node, h.nid,
-           b.n_below + 1 AS lo, h.hi
-    FROM target_hi AS h
-    JOIN below AS b ON b.exposed_request_id = h.exposed_request_id
-    WHERE h.hi >= b.n_below + 1
+    SELECT
+        exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid,
+        decode_capacity AS cap,
+        before_cum - decode_capacity AS cut,
+        unnest(range(
+            greatest(before_cum - decode_capacity, 0) // decode_capacity,
+            before_cum // decode_capacity + 1
+        )) AS bucket
+    FROM target_cum
 ),
-pairs AS (
-    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid,
-           unnest(range(lo, hi + 1)) AS rn
-    FROM spans
+bucketed AS (
+    SELECT p.*, c.cap, p.cum // c.cap AS bucket
+    FROM pool_ranked AS p
+    JOIN capacities AS c ON c.nid = p.nid
 )
 SELECT
     x.exposed_request_id,
@@ -105,6 +93,8 @@ SELECT
     p.request_id AS owner_request_id,
     p.account_id AS owner_account_id,
     p.end_ts AS owner_end_ts
-FROM pairs AS x
-JOIN pool_ranked AS p ON p.nid = x.nid AND p.rn = x.rn
-WHERE p.account_id <> x.exposed_account_id
+FROM spans AS x
+JOIN bucketed AS p ON p.nid = x.nid AND p.cap = x.cap AND p.bucket = x.bucket
+WHERE p.end_ts < x.exposed_ts
+  AND p.cum > x.cut
+  AND p.account_id <> x.exposed_account_id
