@@ -50,7 +50,7 @@ def bind(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     return {n: params[n] for n in names}
 
 
-DEFAULT_MEMORY_LIMIT = "3GB"  # keeps a 20M-request case under 4 GB of RSS (benchmarks/)
+DEFAULT_MEMORY_LIMIT = "1.5GB"  # keeps a 20M-request case under 2 GB of RSS (benchmarks/)
 
 
 class Engine:
