@@ -1023,7 +1023,8 @@ def _map(
     types = _types(engine, source, field_exprs, params)
     for f in schema.REQUEST_FIELDS:
         e = field_exprs.get(f.name)
-        text, typed = _typed(f, e, types.get(f.name, "VARCHAR")) if e else ("NULL", None)
+        simple = m.fields[f.name].kind == "path" if e else False
+        text, typed = _typed(f, e, types.get(f.name, "VARCHAR"), simple) if e else ("NULL", None)
         select.append(f"{text}::VARCHAR AS v_{f.name}")
         if f.name in _CONVERTED:
             n_type = "BIGINT" if f.name == "status" else f.sql_type
@@ -1064,17 +1065,23 @@ def _types(
     return dict(zip(exprs, names, strict=True))
 
 
-def _typed(f: schema.Field, e: str, typ: str) -> tuple[str, str | None]:
+def _typed(f: schema.Field, e: str, typ: str, simple: bool) -> tuple[str, str | None]:
     """(text, typed) expressions of a field's source value `e` of DuckDB type `typ`: counts
     and status of an integer type and times of a timestamp type are passed as they are
     (`n_F`: BIGINT, TIMESTAMPTZ; typed.sql checks their range), with no round trip through
-    text; anything else as text (`v_F`), which typed.sql parses."""
+    text; anything else as text (`v_F`, spaces trimmed, '' = NULL), which typed.sql parses.
+    `simple`: `e` is a column or path reference, cheap to repeat."""
     if f.name in (*schema.TOKEN_FIELDS, "status") and typ in _INT_TYPES:
         return "NULL", f"CAST({e} AS BIGINT)"
     if f.name in schema.TIME_FIELDS and typ == "TIMESTAMP WITH TIME ZONE":
         return "NULL", e
     if f.name in schema.TIME_FIELDS and typ in _TIME_TYPES:
         return "NULL", f"timezone($tz, CAST({e} AS TIMESTAMP))"
+    if simple and typ == "VARCHAR":  # trim copies the text: only when there is a space to cut
+        return (
+            f"NULLIF(CASE WHEN starts_with({e}, ' ') OR ends_with({e}, ' ') THEN trim({e}) "
+            f"ELSE {e} END, '')"
+        ), None
     return f"NULLIF(trim(CAST({e} AS VARCHAR)), '')", None
 
 
