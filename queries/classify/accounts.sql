@@ -5,10 +5,15 @@
 --   over_capacity  prompts over the capacity in force that got in (exposed or failed)
 --   near_capacity  of those, prompts at most $near_margin (a fraction) above the capacity
 --   max_burst      most over-capacity prompts in any closed $burst_minutes window
+-- (only the rows some count looks at: an account with none of them is left out anyway)
 WITH analysed AS (
     SELECT account_id, request_id, ts, prompt_tokens, capacity, band
     FROM bands
     WHERE exclusion_reason IS NULL
+      AND (
+          band IN ('exposed', 'over_capacity_failed')
+          OR (band = 'fits' AND prompt_tokens >= $min_prompt AND capacity < $context_window)
+      )
 ),
 over_rows AS (
     SELECT
