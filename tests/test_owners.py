@@ -146,3 +146,104 @@ def test_logs_without_decode_nodes_make_attribution_not_possible():
 def test_attribution_without_bands_is_refused():
     with Engine() as eng, pytest.raises(AnalysisError, match="need the bands"):
         owners.attribute(eng, case_small())
+
+
+def _walkback_oracle(rows: list[dict], exposed: list[dict], case) -> set[tuple[str, str]]:
+    """SPEC.md pool-walkback in plain Python: walk back over the node's pool, newest first,
+    while the newer candidates hold fewer tokens than the decode capacity in force."""
+    from fnmatch import fnmatchcase
+
+    def capacity(node: str, ts) -> int | None:
+        for c in case.capacity:
+            matches = c.nodes == "*" or fnmatchcase(node, c.nodes)
+            if c.role == "decode" and matches and c.start <= ts and (c.end is None or ts < c.end):
+                return c.tokens
+        return None
+
+    pairs = set()
+    for e in exposed:
+        cap = capacity(e["decode_node"], e["ts"])
+        if cap is None:
+            continue
+        before = sorted(
+            (r for r in rows if r["decode_node"] == e["decode_node"] and r["end"] < e["ts"]),
+            key=lambda r: (r["end"], r["request_id"]),
+            reverse=True,
+        )
+        newer = 0
+        for c in before:
+            if newer >= cap:
+                break
+            if c["account_id"] != e["account_id"]:
+                pairs.add((e["request_id"], c["request_id"]))
+            newer += c["tokens"]
+    return pairs
+
+
+def test_pool_walkback_matches_a_plain_python_walk_with_ties_and_changing_capacity(tmp_path):
+    """Equal end times, zero-token requests, exposed requests arriving as others end, and a
+    node whose decode capacity changes mid-window (two buckets widths on one node)."""
+    import random
+    from datetime import UTC, datetime
+
+    from forensics.case import Capacity
+
+    rnd = random.Random(11)
+    t0 = datetime(2026, 9, 1, tzinfo=UTC)
+    lines = [
+        "request_id,ts,account_id,model,prompt_tokens,completion_tokens,status,"
+        "prefill_node,decode_node,ts_end"
+    ]
+    rows = []
+    for i in range(600):
+        ts = t0 + timedelta(minutes=rnd.randrange(0, 600, 5))
+        end = ts + timedelta(minutes=rnd.choice([0, 5, 10]))
+        prompt = rnd.choice([0, 50, 120, 300, 650, 700, 950])
+        completion = rnd.choice([0, 30])
+        node = rnd.choice(["dc-1", "dc-2"])
+        rid, acct = f"q{i:04d}", f"acct-{rnd.randrange(5)}"
+        lines.append(
+            f"{rid},{ts.isoformat()},{acct},m-long,{prompt},{completion},200,pf-a1,{node},"
+            f"{end.isoformat()}"
+        )
+        rows.append(
+            {
+                "request_id": rid,
+                "ts": ts,
+                "end": end,
+                "account_id": acct,
+                "decode_node": node,
+                "tokens": prompt + completion,
+            }
+        )
+    (tmp_path / "requests.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    case = dataclasses.replace(
+        case_small(),
+        exclusions=(),
+        capacity=(
+            Capacity("prefill", "*", 600, t0),
+            Capacity("decode", "dc-1", 900, t0, t0 + timedelta(hours=5)),
+            Capacity("decode", "dc-1", 2500, t0 + timedelta(hours=5)),
+            Capacity("decode", "dc-*", 1300, t0),
+        ),
+    )
+    with Engine() as eng:
+        eng.execute(REQUESTS_DDL)
+        eng.execute(
+            "INSERT INTO requests SELECT *, 'q.csv', 0, NULL FROM read_csv($p, header = true, "
+            "columns = {'request_id': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'account_id': 'VARCHAR', "
+            "'model': 'VARCHAR', 'prompt_tokens': 'BIGINT', 'completion_tokens': 'BIGINT', "
+            "'status': 'INTEGER', 'prefill_node': 'VARCHAR', 'decode_node': 'VARCHAR', "
+            "'ts_end': 'TIMESTAMPTZ'})",
+            p=str(tmp_path / "requests.csv"),
+        )
+        exposure.compute_bands(eng, case)
+        owners.attribute(eng, case)
+        exposed_ids = {
+            r[0] for r in eng.rows("SELECT request_id FROM bands WHERE band = 'exposed'")
+        }
+        got = set(eng.rows("SELECT exposed_request_id, owner_request_id FROM data_owners"))
+    exposed = [r for r in rows if r["request_id"] in exposed_ids]
+    assert len(exposed) > 50
+    assert got == _walkback_oracle(rows, exposed, case)
+    assert len(got) > 500
