@@ -547,24 +547,28 @@ def _normalize(p: _Prepared, comp: str | None, scratch: Path) -> None:
     with out_path.open("wb") as out, side_path.open("w", encoding="utf-8") as side:
         side.write("line,reason,bytes\n")
 
-        def bad(reason: str, size: int) -> None:
+        def bad(reason: str, size: int, cr: bool = False) -> None:
             nonlocal line_no
             side.write(f"{line_no},{reason},{size}\n")
-            out.write(PLACEHOLDER + b"\n")
+            out.write(PLACEHOLDER + (b"\r\n" if cr else b"\n"))  # CSV: keep its line end
             line_no += 1
 
         def emit_line(line: bytes) -> None:
             nonlocal line_no
-            if jsonl and line.endswith(b"\r"):
+            cr = line.endswith(b"\r")
+            if cr:
                 line = line[:-1]
             if len(line) > limit:
-                bad(too_long, len(line))
+                bad(too_long, len(line), cr and not jsonl)
             elif not _utf8(line):
-                bad("invalid UTF-8", len(line))
+                bad("invalid UTF-8", len(line), cr and not jsonl)
             elif jsonl and _DELIM_BYTES in line:
                 bad("invalid JSON", len(line))
+            elif jsonl:
+                out.write(line.replace(b"\r", b"\t") + b"\n")
+                line_no += 1
             else:
-                out.write((line.replace(b"\r", b"\t") if jsonl else line) + b"\n")
+                out.write(line + (b"\r\n" if cr else b"\n"))
                 line_no += 1
 
         def emit_block(block: bytes) -> None:  # whole lines, each ended by LF
@@ -591,8 +595,8 @@ def _normalize(p: _Prepared, comp: str | None, scratch: Path) -> None:
                 if end < 0:
                     skipping += len(data)
                     continue
-                cr = jsonl and data[:end].endswith(b"\r")
-                bad(too_long, skipping + end - cr)
+                cr = data[:end].endswith(b"\r")
+                bad(too_long, skipping + end - cr, cr and not jsonl)
                 skipping, data = -1, data[end + 1 :]
             cut = data.rfind(b"\n")
             if cut < 0:

@@ -293,3 +293,15 @@ def test_typed_parquet_columns_load_as_they_are_or_are_quarantined_when_out_of_r
         (4, "time out of range ts (years 0001-9999 UTC)"),
         (5, "missing required field ts"),
     ]
+
+
+def test_a_crlf_csv_row_with_invalid_utf8_is_quarantined_at_its_line(tmp_path):
+    data = (
+        b"request_id,ts,account_id,model,prompt_tokens\r\n"
+        b"c1,2026-08-27T10:00:00Z,a,m,5\r\n"
+        b"c2,2026-08-27T10:00:00Z,a\xff,m,5\r\n"
+        b"c3,2026-08-27T10:00:00Z,a,m,7\r\n"
+    )
+    loaded, quarantined = _ingest_bytes(tmp_path, "w.csv", data)
+    assert loaded == [("c1", 2), ("c3", 4)]
+    assert quarantined == [(3, "invalid UTF-8", '{"bytes":30}')]
