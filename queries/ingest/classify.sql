@@ -5,13 +5,15 @@
 -- request_id is loaded; later identical ones are duplicates, later differing ones conflicts.
 -- A request_id already in `requests` makes every record of it a duplicate (same content) or
 -- a conflict.
+-- Repeats are found by a 64-bit hash of the id (a group-by on integers, not text); a hash
+-- collision only adds a candidate, which the comparison by request_id below then loads.
 WITH valid AS (
-    SELECT request_id FROM _ing_typed WHERE reason IS NULL
+    SELECT hash(request_id) AS h FROM _ing_typed WHERE reason IS NULL
 ),
 keys AS (
-    SELECT request_id FROM valid GROUP BY request_id HAVING count(*) > 1
+    SELECT h FROM valid GROUP BY h HAVING count(*) > 1
     UNION
-    SELECT request_id FROM requests WHERE request_id IN (SELECT request_id FROM valid)
+    SELECT hash(request_id) FROM requests WHERE hash(request_id) IN (SELECT h FROM valid)
 ),
 t AS (
     SELECT
@@ -22,7 +24,7 @@ t AS (
             prefill_node, decode_node, ts_end, extra := extra::VARCHAR
         ))) AS content
     FROM _ing_typed
-    WHERE reason IS NULL AND request_id IN (SELECT request_id FROM keys)
+    WHERE reason IS NULL AND hash(request_id) IN (SELECT h FROM keys)
 ),
 existing AS (
     SELECT
@@ -32,7 +34,7 @@ existing AS (
             r.status, r.prefill_node, r.decode_node, r.ts_end, extra := r.extra::VARCHAR
         ))) AS content
     FROM requests AS r
-    WHERE r.request_id IN (SELECT request_id FROM keys)
+    WHERE r.request_id IN (SELECT request_id FROM t)
 ),
 ranked AS (
     SELECT
