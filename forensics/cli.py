@@ -77,7 +77,9 @@ SparkMasterOpt = Annotated[
 MemOpt = Annotated[
     str | None,
     typer.Option(
-        "--memory-limit", help="DuckDB memory limit, e.g. 8GB (default 3GB; spills past it)."
+        "--memory-limit",
+        # literal, not engine.DEFAULT_MEMORY_LIMIT: the CLI imports no engine at start-up
+        help="DuckDB memory limit, e.g. 8GB (default 1.5GB; spills past it).",
     ),
 ]
 TempOpt = Annotated[
