@@ -30,6 +30,7 @@ import duckdb
 import zstandard
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import integrity, queries, schema, scratch
 from .engine import Engine, bind
@@ -90,12 +91,12 @@ class IngestReport:
         table.add_column("note")
         for s in self.inputs:
             table.add_row(
-                s.path,
+                Text(s.path),  # Text: a path such as logs/[x].jsonl is not Rich markup
                 f"{s.rows_read:,}",
                 f"{s.rows_loaded:,}",
                 f"{s.duplicates:,}",
                 f"{s.quarantined:,}",
-                s.note or "",
+                Text(s.note or ""),
             )
         t = self.totals()
         table.add_section()

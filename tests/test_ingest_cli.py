@@ -53,6 +53,20 @@ def test_ingest_command_prints_the_summary_table(runner, tmp_path):
     assert [c.strip() for c in total.split("│") if c.strip()] == ["total", "13", "4", "2", "7"]
 
 
+def test_ingest_table_shows_a_path_with_brackets_as_written(runner, tmp_path):
+    folder = tmp_path / "[red]logs"
+    folder.mkdir()
+    log = folder / "[b]g.csv"
+    log.write_bytes((FIX / "canonical.csv").read_bytes())
+    result = runner.invoke(
+        app,
+        ["ingest", str(log), "--db", str(tmp_path / "g.duckdb"), "--profile", "canonical"],
+        terminal_width=400,
+    )
+    assert result.exit_code == 0, result.output
+    assert "[red]logs/[b]g.csv" in result.stdout
+
+
 def _bad(runner, db: Path, args: list[str]) -> str:
     result = runner.invoke(app, ["ingest", *args, "--db", str(db)])
     assert result.exit_code != 0
