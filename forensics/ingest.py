@@ -723,8 +723,8 @@ def _one(
         f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}',
         **params,
     )
-    engine.run("ingest/insert_requests")
-    engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT)
+    engine.run("ingest/insert_requests", source=p.path)
+    engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
     read, loaded, dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
     if read == 0:
         raise InputError(

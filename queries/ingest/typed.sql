@@ -2,7 +2,9 @@
 -- for counts, status and times from a source column already of a fitting type, the value
 -- itself n_F; then v_F is only set when n_F does not fit) and the
 -- first reason, if any, a record cannot be loaded (reasons name the field; the _why macros
--- say what is wrong with a value that did not convert). Missing status becomes 200.
+-- say what is wrong with a value that did not convert). Missing status becomes 200. The
+-- input's path (`source`) is not a column here: the inserts bind it, so the typed table does
+-- not carry a copy of it per record.
 WITH typed AS (
     SELECT
         __row AS source_row,
@@ -36,7 +38,7 @@ WITH typed AS (
 SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens,
     coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
-    $source AS source, source_row, extra, raw,
+    source_row, extra, raw,
     CASE
         WHEN __err IS NOT NULL THEN __err
         WHEN request_id IS NULL THEN 'missing required field request_id'
