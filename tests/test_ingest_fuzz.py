@@ -19,12 +19,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from forensics import ingest as ingest_module
+from forensics import inputfile
 from forensics.ingest import ingest
 
 N_JSONL = 1_000_000
 N_CSV = 60_000
-MAX_LINE = 2048  # lines longer than this are quarantined (MAX_LINE_SIZE, patched)
+MAX_LINE = 2048  # lines longer than this are quarantined (inputfile.MAX_LINE_SIZE, patched)
 
 
 def _us(*args: int) -> int:
@@ -278,7 +278,7 @@ def fuzzed(tmp_path_factory) -> tuple[Path, Oracle, Oracle, list]:
     (folder / "trace.mapping.toml").write_text(CSV_MAPPING.format(unit="s"))
     db = folder / "fuzz.duckdb"
     patch = pytest.MonkeyPatch()
-    patch.setattr(ingest_module, "MAX_LINE_SIZE", MAX_LINE)
+    patch.setattr(inputfile, "MAX_LINE_SIZE", MAX_LINE)
     try:
         first = ingest([log], db, mapping=folder / "gateway.mapping.toml")
         second = ingest([table], db, mapping=folder / "trace.mapping.toml")

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from forensics import ingest as ingest_module
+from forensics import inputfile
 from forensics.ingest import ingest
 
 MAPPING = (
@@ -197,7 +197,7 @@ def test_an_invalid_utf8_line_in_a_gzip_stream_is_quarantined(tmp_path):
 
 
 def test_a_line_over_the_size_limit_is_quarantined_not_the_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest_module, "MAX_LINE_SIZE", 1000)
+    monkeypatch.setattr(inputfile, "MAX_LINE_SIZE", 1000)
     long = _record(2, prompt="x" * 2000)
     loaded, quarantined = _ingest_bytes(
         tmp_path, "l.jsonl", _record(1) + b"\n" + long + b"\n" + _record(3) + b"\n"
