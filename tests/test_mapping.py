@@ -226,3 +226,13 @@ def test_a_mapping_that_is_not_utf8_names_the_line_and_byte(tmp_path):
     assert e.value.line() == (
         f"{path}:3: not UTF-8 text (byte 0xe9 on line 3); save the file as UTF-8"
     )
+
+
+def test_a_mapping_loaded_unchecked_for_its_fingerprint_has_the_checked_ones_digest():
+    from forensics.integrity import mapping_digest
+
+    path = Path(__file__).parent.parent / "sample_logs" / "glm53" / "gateway.mapping.toml"
+    checked, unchecked = load_mapping(path), load_mapping(path, check_sql=False)
+    assert checked.sql_sources()  # the sample mapping holds { sql } expressions
+    assert mapping_digest(unchecked) == mapping_digest(checked)
+    assert unchecked == checked
