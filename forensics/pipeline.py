@@ -259,11 +259,7 @@ def run(
         try:
             scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
         except OSError as e:
-            raise ForensicsError(
-                f"cannot move the outputs into place ({e.strerror or e})",
-                where=str(out),
-                fix="check the folder is writable and has room, or choose another --out",
-            ) from None
+            raise _out_error("cannot move the outputs into place", out, e) from None
     finally:
         scratch.remove(work)
     result.out = out
@@ -281,11 +277,15 @@ def _work_folder(out: Path) -> Path:
         parent.mkdir(parents=True, exist_ok=True)
         return scratch.make_dir(parent, f".{out.name}{RUN_SCRATCH}")
     except OSError as e:
-        raise ForensicsError(
-            f"cannot write beside the output folder ({e.strerror or e})",
-            where=str(out),
-            fix="check the folder is writable and has room, or choose another --out",
-        ) from None
+        raise _out_error("cannot write beside the output folder", out, e) from None
+
+
+def _out_error(what: str, out: Path, e: OSError) -> ForensicsError:
+    return ForensicsError(
+        f"{what} ({e.strerror or e})",
+        where=str(out),
+        fix="check the folder is writable and has room, or choose another --out",
+    )
 
 
 @contextlib.contextmanager
