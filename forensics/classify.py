@@ -253,15 +253,14 @@ def _volume(rows: list[dict[str, Any]], n_exposed: int, n_baseline: int) -> dict
     """Per account: exposed vs its own long-context volume at the overall exposed share."""
     total = n_exposed + n_baseline
     share = n_exposed / total
-    p: dict[str, float] = {}
-    min_p: dict[str, float] = {}
     for r in rows:
-        n = r["exposed"] + r["baseline"]
-        r["expected"] = n * share
-        if n == 0:
-            continue
-        p[r["account_id"]] = stats.hypergeom_greater(r["exposed"], total, n_exposed, n)
-        min_p[r["account_id"]] = stats.hypergeom_min_p(total, n_exposed, n)
+        r["expected"] = (r["exposed"] + r["baseline"]) * share
+    tested = [r for r in rows if r["exposed"] + r["baseline"]]
+    draws = [r["exposed"] + r["baseline"] for r in tested]
+    ids = [r["account_id"] for r in tested]
+    exposed = [r["exposed"] for r in tested]
+    p = dict(zip(ids, stats.hypergeom_greater_each(exposed, total, n_exposed, draws), strict=True))
+    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, n_exposed, draws), strict=True))
     adjusted, tested = _holm_testable(p, min_p)
     for r in rows:
         a = r["account_id"]
@@ -293,15 +292,12 @@ def _near_capacity(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per account: share of over-capacity prompts just above the capacity vs everyone's."""
     total = sum(r["over_capacity"] for r in rows)
     near = sum(r["near_capacity"] for r in rows)
-    p: dict[str, float] = {}
-    min_p: dict[str, float] = {}
-    if total and near:
-        for r in rows:
-            if r["over_capacity"] == 0:
-                continue
-            a = r["account_id"]
-            p[a] = stats.hypergeom_greater(r["near_capacity"], total, near, r["over_capacity"])
-            min_p[a] = stats.hypergeom_min_p(total, near, r["over_capacity"])
+    tested = [r for r in rows if r["over_capacity"]] if total and near else []
+    draws = [r["over_capacity"] for r in tested]
+    ids = [r["account_id"] for r in tested]
+    hits = [r["near_capacity"] for r in tested]
+    p = dict(zip(ids, stats.hypergeom_greater_each(hits, total, near, draws), strict=True))
+    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, near, draws), strict=True))
     adjusted, tested = _holm_testable(p, min_p)
     for r in rows:
         a = r["account_id"]

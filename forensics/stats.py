@@ -36,6 +36,24 @@ def hypergeom_min_p(total: int, successes: int, draws: int) -> float:
     return hypergeom_greater(min(successes, draws), total, successes, draws)
 
 
+def hypergeom_greater_each(
+    ks: Sequence[int], total: int, successes: int, draws: Sequence[int]
+) -> list[float]:
+    """`hypergeom_greater(k, total, successes, n)` for each (k, n) of `ks` and `draws`, in one
+    SciPy call (element by element: the same floats as one call each)."""
+    if not ks:
+        return []
+    tails = stats.hypergeom.sf(
+        np.asarray(ks, dtype=np.int64) - 1, total, successes, np.asarray(draws, dtype=np.int64)
+    )
+    return [1.0 if k <= 0 else float(min(1.0, t)) for k, t in zip(ks, tails, strict=True)]
+
+
+def hypergeom_min_p_each(total: int, successes: int, draws: Sequence[int]) -> list[float]:
+    """`hypergeom_min_p(total, successes, n)` for each n of `draws`, in one SciPy call."""
+    return hypergeom_greater_each([min(successes, n) for n in draws], total, successes, draws)
+
+
 def pooled_bins(expected: Sequence[float], min_expected: float) -> list[list[int]]:
     """Group consecutive bins until each group's expected count reaches `min_expected`.
 
@@ -98,10 +116,15 @@ def binomial_scan_bound(
     Bonferroni-corrected: p <= windows * min tail. `pairs` lists the windows that can matter.
     """
     best, where = 1.0, None
-    for requests, over in pairs:
-        tail = float(stats.binom.sf(over - 1, requests, share))
-        if tail < best or (tail == best and where is None):
-            best, where = tail, (requests, over)
+    if pairs:  # one SciPy call for every window: element by element, the same floats
+        sizes = np.asarray([requests for requests, _ in pairs], dtype=np.int64)
+        overs = np.asarray([over for _, over in pairs], dtype=np.int64)
+        for (requests, over), value in zip(
+            pairs, stats.binom.sf(overs - 1, sizes, share), strict=True
+        ):
+            tail = float(value)
+            if tail < best or (tail == best and where is None):
+                best, where = tail, (requests, over)
     return float(min(1.0, windows * best)), where
 
 
