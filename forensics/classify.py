@@ -105,19 +105,22 @@ def classify(engine: Any, case: Case, exclusions: bool = True) -> Classification
 
     `exclusions` is recorded only: `bands` already holds no 'excluded' row when it is off.
     """
-    if not engine.table_exists("bands"):
-        raise AnalysisError(
-            "the case database holds no bands table",
-            where="classify",
-            fix="run the exposure analysis (forensics analyze) first",
-        )
     params = {
         "min_prompt": case.baseline.min_prompt_tokens,
         "context_window": case.context_window,
     }
-    accounts = engine.frame(
-        "classify/accounts", burst_minutes=BURST_MINUTES, near_margin=NEAR_MARGIN, **params
-    )
+    try:
+        accounts = engine.frame(
+            "classify/accounts", burst_minutes=BURST_MINUTES, near_margin=NEAR_MARGIN, **params
+        )
+    except Exception:  # the catalog is asked only on failure: each question costs a query
+        if engine.table_exists("bands"):
+            raise
+        raise AnalysisError(
+            "the case database holds no bands table",
+            where="classify",
+            fix="run the exposure analysis (forensics analyze) first",
+        ) from None
     engine.materialize(
         "classification_profile",
         "classify/profile",

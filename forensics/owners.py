@@ -60,13 +60,16 @@ class OwnersResult:
 
 def attribute(engine: Engine, case: Case) -> OwnersResult:
     """Materialize `attribution_targets` and `data_owners`; report how complete it is."""
-    if not engine.table_exists("bands"):
+    try:
+        engine.materialize("attribution_targets", "owners/targets")
+    except Exception:  # the catalog is asked only on failure: each question costs a query
+        if engine.table_exists("bands"):
+            raise
         raise AnalysisError(
             "data owners need the bands of this case",
             fix="run forensics.exposure.compute_bands first (forensics analyze does)",
-        )
+        ) from None
     policy = case.attribution.policy
-    engine.materialize("attribution_targets", "owners/targets")
     common = {
         "window_start": case.window_start,
         "window_end": case.window_end,

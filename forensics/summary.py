@@ -69,9 +69,12 @@ def ingest_figures(
     Paths under `folder` (the case folder) are given relative to it, so the summary does
     not depend on where the case sits on disk.
     """
-    if not engine.table_exists("inputs"):
+    try:
+        rows = engine.frame("summary/inputs").to_dicts()
+    except Exception:  # the catalog is asked only on failure: each question costs a query
+        if engine.table_exists("inputs"):
+            raise
         return dict.fromkeys(INGEST_KEYS, 0), []
-    rows = engine.frame("summary/inputs").to_dicts()
     if folder is not None:
         for row in rows:
             row["path"] = _relative(Path(row["path"]), folder) if row["path"] else row["path"]
