@@ -1,9 +1,13 @@
 -- The exposed requests to attribute, with the decode pool capacity in force for their decode
 -- node at their ts (first [[capacity]] entry with role decode whose glob matches the node and
 -- whose [start, end) holds ts; NULL when none, or when the request has no decode node).
-WITH first_match AS (
+-- (`targets` is read twice: DuckDB keeps its few rows, where the view would scan `bands` twice)
+WITH targets AS (
+    SELECT request_id, account_id, ts, decode_node FROM exposed
+),
+first_match AS (
     SELECT e.request_id, min(c.ordinal) AS ordinal
-    FROM exposed AS e
+    FROM targets AS e
     JOIN case_capacity AS c
       ON c.role = 'decode'
      AND (c.nodes = '*' OR e.decode_node GLOB c.nodes)
@@ -17,6 +21,6 @@ SELECT
     e.ts AS exposed_ts,
     e.decode_node,
     CAST(c.tokens AS BIGINT) AS decode_capacity
-FROM exposed AS e
+FROM targets AS e
 LEFT JOIN first_match AS f ON f.request_id = e.request_id
 LEFT JOIN case_capacity AS c ON c.ordinal = f.ordinal
