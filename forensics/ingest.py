@@ -18,6 +18,7 @@ import contextlib
 import glob
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -375,43 +376,57 @@ def _one(
         counts = prior[0] if prior else (0, 0, 0, 0)
         return InputStats(p.path, p.sha256, p.size, *counts, p.fmt, note)
     seen[p.sha256] = p.path
-    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS SELECT * FROM "{p.table}"')
+    src = f'SELECT * FROM "{p.table}"'
+    _source(engine, src)
     effective, mapped_sql, params, raw_sql = _map(engine, p, m)
-    # one pass: source -> mapped text (a CTE) -> typed records with their reason
-    typed_sql = (
-        f'CREATE OR REPLACE TEMP TABLE "_ing_typed" AS WITH _ing_mapped AS ({mapped_sql}) '
-        f"SELECT * FROM ({queries.load('ingest/typed')})"
+    params.update(
+        id_mapped="request_id" in effective,
+        id_prefix=p.sha256[:16],
+        unit=m.unit,
+        tz=m.timezone,
+        default_status=schema.DEFAULT_STATUS,
+        source=p.path,
     )
-    try:
-        engine.execute(
-            typed_sql,
-            **params,
-            id_mapped="request_id" in effective,
-            id_prefix=p.sha256[:16],
-            unit=m.unit,
-            tz=m.timezone,
-            default_status=schema.DEFAULT_STATUS,
-            source=p.path,
-        )
-    except (duckdb.IOException, duckdb.InvalidInputException) as e:
-        if p.fmt != "parquet":  # Parquet is read here, not staged: a read error is the file's
-            raise _mapping_error(m, p, e) from None
-        raise _read_error(p, e) from None
-    except duckdb.Error as e:
-        raise _mapping_error(m, p, e) from None
-    # only records whose request_id repeats (or was loaded before) are compared by content;
-    # `_ing_out` is a view: the typed table plus that small table of outcomes
-    _temp(engine, "_ing_special", "ingest/classify")
+    mapped = f"WITH _ing_mapped AS NOT MATERIALIZED ({mapped_sql}) "
+    typed = f"SELECT * FROM ({queries.load('ingest/typed')})"
+    with _mapping_errors(m, p):
+        # 1. the ids to compare by content (they repeat, or were loaded before), and their
+        # records, typed and compared; 2. every other valid record and the first of each
+        # repeated id, loaded straight from the source in one pass (no staged copy);
+        # 3. when records are left over, those (each has a reason), typed again: few
+        read = engine.scalar(f"SELECT count(*) FROM ({src})")
+        _temp_sql(engine, "_ing_ids", mapped + _select("ingest/ids"), params)
+        _temp(engine, "_ing_keys", "ingest/keys")
+        _temp(engine, "_ing_cand", "ingest/candidates")
+        _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
+        _temp_sql(engine, "_ing_typed", mapped + typed, params)
+        _temp(engine, "_ing_special", "ingest/classify")
+        _temp(engine, "_ing_prior", "ingest/prior", source=p.path)
+        _source(engine, src)
+        direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")
+        loaded = engine.rows(f"INSERT INTO requests {direct}", **params)[0][0]
+        skipped = engine.scalar("SELECT count(*) FROM _ing_special WHERE outcome <> 'load'")
+        if read != loaded + skipped:
+            _temp(engine, "_ing_rest", "ingest/rest", source=p.path)
+            _source(
+                engine,
+                src,
+                "__row IN (SELECT __row FROM _ing_rest EXCEPT SELECT __row FROM _ing_cand)",
+            )
+            engine.execute(f"INSERT INTO _ing_typed {mapped}{typed}", **params)
+            _source(engine, src)
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
-    # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw` on
-    # __row); `raw_sql` reads only those
-    engine.execute(
-        f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}',
-        **params,
-    )
-    engine.run("ingest/insert_requests", source=p.path)
-    engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
-    read, loaded, dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
+    dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
+    if read != loaded + dups + quarantined:  # a bug, never the input's fault
+        raise RuntimeError(
+            f"{p.path}: {read} records read but {loaded} loaded, {dups} duplicates and "
+            f"{quarantined} quarantined"
+        )
+    if quarantined:
+        # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw`
+        # on __row); `raw_sql` reads only those
+        engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
+        engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
     if read == 0:
         raise InputError(
             "the file holds no records", where=p.path, fix="check the export; remove it"
@@ -431,6 +446,35 @@ def _one(
         mapping_sha256=integrity.mapping_digest(m),
     )
     return stats
+
+
+@contextlib.contextmanager
+def _mapping_errors(m: Mapping, p: Prepared) -> Iterator[None]:
+    """A DuckDB error while the mapping is applied -> one InputError naming mapping and file
+    (for Parquet, read here rather than staged, an I/O error is the file's)."""
+    try:
+        yield
+    except (duckdb.IOException, duckdb.InvalidInputException) as e:
+        if p.fmt != "parquet":
+            raise _mapping_error(m, p, e) from None
+        raise _read_error(p, e) from None
+    except duckdb.Error as e:
+        raise _mapping_error(m, p, e) from None
+
+
+def _source(engine: Engine, src: str, where: str | None = None) -> None:
+    """Point view `_ing_src` (what the mapped SELECT reads) at the input, or some of its rows."""
+    sql = src if where is None else f"SELECT * FROM ({src}) WHERE {where}"
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS {sql}')
+
+
+def _select(query: str) -> str:
+    """A query file as a subquery, to follow the caller's WITH (its CTEs stay visible)."""
+    return f"SELECT * FROM ({queries.load(query)})"
+
+
+def _temp_sql(engine: Engine, table: str, sql: str, params: dict[str, Any]) -> None:
+    engine.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS {sql}', **params)
 
 
 def _mapping_error(m: Mapping, p: Prepared, e: Exception) -> InputError:

@@ -1,21 +1,10 @@
--- Outcomes of the records of one input whose request_id needs a content comparison: it
--- repeats within the input or is already in `requests` (earlier inputs). Every other valid
--- record is loaded (see ingest_out), so content hashes are computed for these few only.
--- Content = every loaded column but provenance. The first occurrence (lowest row) of a
--- request_id is loaded; later identical ones are duplicates, later differing ones conflicts.
--- A request_id already in `requests` makes every record of it a duplicate (same content) or
--- a conflict.
--- Repeats are found by a 64-bit hash of the id (a group-by on integers, not text); a hash
--- collision only adds a candidate, which the comparison by request_id below then loads.
-WITH valid AS (
-    SELECT hash(request_id) AS h FROM _ing_typed WHERE reason IS NULL
-),
-keys AS (
-    SELECT h FROM valid GROUP BY h HAVING count(*) > 1
-    UNION
-    SELECT hash(request_id) FROM requests WHERE hash(request_id) IN (SELECT h FROM valid)
-),
-t AS (
+-- Outcomes of the valid records of one input whose request_id needs a content comparison
+-- (`_ing_typed`: the records whose id hash is in `_ing_keys`, typed before the direct load):
+-- the id repeats within the input or is already in `requests`. Content = every loaded column
+-- but provenance. The first occurrence (lowest row) of a request_id is loaded; later
+-- identical ones are duplicates, later differing ones conflicts. A request_id already in
+-- `requests` makes every record of it a duplicate (same content) or a conflict.
+WITH t AS (
     SELECT
         source_row,
         request_id,
@@ -24,7 +13,7 @@ t AS (
             prefill_node, decode_node, ts_end, extra := extra::VARCHAR
         ))) AS content
     FROM _ing_typed
-    WHERE reason IS NULL AND hash(request_id) IN (SELECT h FROM keys)
+    WHERE reason IS NULL
 ),
 existing AS (
     SELECT

@@ -1,11 +1,10 @@
--- Each record of one input -> outcome: load | duplicate | conflict | quarantine. Records
--- with a reason are quarantined; those compared by content take their outcome from
--- `_ing_special` (ingest_classify); every other valid record is the only one of its id: load.
-SELECT
-    t.*,
-    CASE
-        WHEN t.reason IS NOT NULL THEN 'quarantine'
-        ELSE coalesce(s.outcome, 'load')
-    END AS outcome
-FROM _ing_typed AS t
-LEFT JOIN _ing_special AS s ON s.source_row = t.source_row
+-- The records of one input that are not loaded, with their outcome: quarantine (typed rows
+-- with a reason: `_ing_typed` holds the candidates and the rows the direct load left) |
+-- duplicate | conflict (ingest_classify).
+SELECT source_row, reason, raw, 'quarantine' AS outcome
+FROM _ing_typed
+WHERE reason IS NOT NULL
+UNION ALL
+SELECT source_row, NULL AS reason, NULL AS raw, outcome
+FROM _ing_special
+WHERE outcome <> 'load'

@@ -1,0 +1,123 @@
+"""Repeated request_ids and changed files under the direct load (outcomes derived by hand).
+
+Ingest loads every valid record straight from the source and settles only the ids that
+repeat (or were loaded before) by content; these cases are the ones that design could get
+wrong: a repeat whose first record is invalid, a file that changed at the same path, repeats
+across the inputs of one call, a mapping without request_id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from forensics.ingest import ingest
+
+HEADER = (
+    "request_id,ts,account_id,model,prompt_tokens,completion_tokens,status,"
+    "prefill_node,decode_node,ts_end"
+)
+
+
+def _csv(path: Path, *rows: str) -> Path:
+    path.write_text(HEADER + "\n" + "".join(r + "\n" for r in rows))
+    return path
+
+
+def _row(rid: str, tokens: int | str = 100, ts: str = "2026-08-27T10:00:00Z") -> str:
+    return f"{rid},{ts},a1,m,{tokens},10,200,p1,d1,"
+
+
+def _q(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _outcomes(report) -> list[tuple[int, int, int, int]]:
+    return [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs]
+
+
+def test_a_repeat_whose_first_record_is_invalid_loads_the_later_valid_one(tmp_path):
+    # line 2: x with negative tokens (quarantined); line 3: x valid -> loaded
+    log = _csv(tmp_path / "a.csv", _row("x", -1), _row("x", 5), _row("y"))
+    report = ingest([log], tmp_path / "c.duckdb", profile="canonical")
+    assert _outcomes(report) == [(3, 2, 0, 1)]
+    db = tmp_path / "c.duckdb"
+    assert _q(db, "SELECT request_id, prompt_tokens, source_row FROM requests ORDER BY 1") == [
+        ("x", 5, 3),
+        ("y", 100, 4),
+    ]
+    assert _q(db, "SELECT row, reason FROM quarantine") == [
+        (2, "negative token count prompt_tokens")
+    ]
+
+
+def test_repeats_keep_the_first_record_and_count_each_later_one(tmp_path):
+    # x on lines 2, 3 (same), 4 (other tokens), 5 (same as 2) -> load 2, dup 3 and 5, conflict 4
+    log = _csv(tmp_path / "a.csv", _row("x"), _row("x"), _row("x", 7), _row("x"), _row("z"))
+    report = ingest([log], tmp_path / "c.duckdb", profile="canonical")
+    assert _outcomes(report) == [(5, 2, 2, 1)]
+    db = tmp_path / "c.duckdb"
+    assert _q(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
+        ("x", 2),
+        ("z", 6),
+    ]
+    assert _q(db, "SELECT row, reason FROM quarantine") == [(4, "conflicting duplicate")]
+
+
+def test_a_changed_file_at_the_same_path_is_settled_against_what_it_loaded_before(tmp_path):
+    # first version: a, b, c (lines 2-4). Second version, same path: a again (duplicate),
+    # b with other tokens (conflict), line 4 invalid although line 4 loaded before, d new.
+    log = _csv(tmp_path / "grow.csv", _row("a"), _row("b"), _row("c"))
+    db = tmp_path / "c.duckdb"
+    ingest([log], db, profile="canonical")
+    _csv(log, _row("a"), _row("b", 9), _row("e", "x"), _row("d"))
+    report = ingest([log], db, profile="canonical")
+    assert _outcomes(report) == [(4, 1, 1, 2)]
+    assert _q(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
+        ("a", 2),
+        ("b", 3),
+        ("c", 4),
+        ("d", 5),
+    ]
+    assert _q(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
+        (3, "conflicting duplicate"),
+        (4, "non-numeric token count prompt_tokens"),
+    ]
+
+
+def test_repeats_across_the_inputs_of_one_call(tmp_path):
+    # one.csv: p, q. two.csv: q (same: duplicate), p (other tokens: conflict), q again, r
+    one = _csv(tmp_path / "one.csv", _row("p"), _row("q"))
+    two = _csv(tmp_path / "two.csv", _row("q"), _row("p", 3), _row("q"), _row("r"))
+    report = ingest([one, two], tmp_path / "c.duckdb", profile="canonical")
+    assert _outcomes(report) == [(2, 2, 0, 0), (4, 1, 2, 1)]
+    db = tmp_path / "c.duckdb"
+    assert _q(db, "SELECT request_id, source_row, prompt_tokens FROM requests ORDER BY 1") == [
+        ("p", 2, 100),
+        ("q", 3, 100),
+        ("r", 5, 100),
+    ]
+
+
+def test_records_without_a_request_id_mapping_are_each_their_own_request(tmp_path):
+    # no request_id column mapped: ids are made from the file and row; identical rows stay
+    log = tmp_path / "noid.csv"
+    log.write_text(
+        "ts,account_id,model,prompt_tokens\n"
+        "2026-08-27T10:00:00Z,a1,m,5\n"
+        "2026-08-27T10:00:00Z,a1,m,5\n"
+        "2026-08-27T10:00:00Z,a1,m,oops\n"
+    )
+    mapping = tmp_path / "noid.toml"
+    mapping.write_text(
+        'format = "csv"\n[fields]\nts = "ts"\naccount_id = "account_id"\nmodel = "model"\n'
+        'prompt_tokens = "prompt_tokens"\n'
+    )
+    report = ingest([log], tmp_path / "c.duckdb", mapping=mapping)
+    assert _outcomes(report) == [(3, 2, 0, 1)]
+    assert _q(tmp_path / "c.duckdb", "SELECT source_row FROM requests ORDER BY 1") == [(2,), (3,)]
