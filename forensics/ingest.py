@@ -389,6 +389,7 @@ def _one(
     )
     mapped = f"WITH _ing_mapped AS NOT MATERIALIZED ({mapped_sql}) "
     typed = f"SELECT * FROM ({queries.load('ingest/typed')})"
+    reasons = f", _ing_checked AS ({typed}) {_select('ingest/reasons')}"
     with _mapping_errors(m, p):
         # 1. the ids to compare by content (they repeat, or were loaded before), and their
         # records, typed and compared; 2. every other valid record and the first of each
@@ -399,7 +400,7 @@ def _one(
         _temp(engine, "_ing_keys", "ingest/keys")
         _temp(engine, "_ing_cand", "ingest/candidates")
         _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
-        _temp_sql(engine, "_ing_typed", mapped + typed, params)
+        _temp_sql(engine, "_ing_typed", mapped + reasons, params)
         _temp(engine, "_ing_special", "ingest/classify")
         _temp(engine, "_ing_prior", "ingest/prior", source=p.path)
         _source(engine, src)
@@ -413,7 +414,7 @@ def _one(
                 src,
                 "__row IN (SELECT __row FROM _ing_rest EXCEPT SELECT __row FROM _ing_cand)",
             )
-            engine.execute(f"INSERT INTO _ing_typed {mapped}{typed}", **params)
+            engine.execute(f"INSERT INTO _ing_typed {mapped}{reasons}", **params)
             _source(engine, src)
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
     dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]

@@ -5,5 +5,5 @@ SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
     prefill_node, decode_node, ts_end, $source, source_row, extra
 FROM _ing_all
-WHERE reason IS NULL
+WHERE failed IS NULL
     AND source_row NOT IN (SELECT source_row FROM _ing_special WHERE outcome <> 'load')

@@ -1,8 +1,9 @@
 -- Canonical typed records of one input (`_ing_mapped`: each mapped value as text v_F, and
 -- for counts, status and times from a source column already of a fitting type, the value
--- itself n_F; then v_F is only set when n_F does not fit) and the
--- first reason, if any, a record cannot be loaded (reasons name the field; the _why macros
--- say what is wrong with a value that did not convert). Missing status becomes 200. The
+-- itself n_F; then v_F is only set when n_F does not fit) and `failed`: the first check, if
+-- any, a record fails (NULL: it can be loaded). ingest_reasons turns `failed` into the
+-- reason text (from the values kept here); the direct load needs only `failed IS NULL`, so
+-- it never binds the _why macros. Missing status becomes 200. The
 -- input's path (`source`) is not a column here: the inserts bind it, so the typed table does
 -- not carry a copy of it per record.
 WITH typed AS (
@@ -38,29 +39,22 @@ WITH typed AS (
 SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens,
     coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
-    source_row, extra, raw,
+    source_row, extra, raw, __err, v_prompt_tokens, v_completion_tokens, v_ts, n_ts,
+    v_ts_end, n_ts_end, v_status, n_status,
     CASE
-        WHEN __err IS NOT NULL THEN __err
-        WHEN request_id IS NULL THEN 'missing required field request_id'
-        WHEN v_ts IS NULL AND n_ts IS NULL THEN 'missing required field ts'
-        WHEN account_id IS NULL THEN 'missing required field account_id'
-        WHEN model IS NULL THEN 'missing required field model'
-        WHEN v_prompt_tokens IS NULL AND n_prompt_tokens IS NULL
-            THEN 'missing required field prompt_tokens'
-        WHEN prompt_tokens IS NULL
-            THEN _ing_int_why(v_prompt_tokens, 'token count prompt_tokens')
-        WHEN prompt_tokens < 0 THEN 'negative token count prompt_tokens'
+        WHEN __err IS NOT NULL THEN 'record'
+        WHEN request_id IS NULL THEN 'request_id missing'
+        WHEN v_ts IS NULL AND n_ts IS NULL THEN 'ts missing'
+        WHEN account_id IS NULL THEN 'account_id missing'
+        WHEN model IS NULL THEN 'model missing'
+        WHEN v_prompt_tokens IS NULL AND n_prompt_tokens IS NULL THEN 'prompt_tokens missing'
+        WHEN prompt_tokens IS NULL THEN 'prompt_tokens'
+        WHEN prompt_tokens < 0 THEN 'prompt_tokens negative'
         WHEN v_completion_tokens IS NOT NULL AND completion_tokens IS NULL
-            THEN _ing_int_why(v_completion_tokens, 'token count completion_tokens')
-        WHEN completion_tokens < 0 THEN 'negative token count completion_tokens'
-        WHEN ts IS NULL THEN _ing_time_n_why(n_ts, v_ts, $unit, 'ts')
-        WHEN (v_ts_end IS NOT NULL OR n_ts_end IS NOT NULL) AND ts_end IS NULL
-            THEN _ing_time_n_why(n_ts_end, v_ts_end, $unit, 'ts_end')
-        WHEN (v_status IS NOT NULL OR n_status IS NOT NULL) AND status IS NULL THEN
-            CASE
-                WHEN n_status IS NULL AND _ing_int(v_status) IS NULL
-                THEN _ing_int_why(v_status, 'status')
-                ELSE 'out-of-range status'
-            END
-    END AS reason
+            THEN 'completion_tokens'
+        WHEN completion_tokens < 0 THEN 'completion_tokens negative'
+        WHEN ts IS NULL THEN 'ts'
+        WHEN (v_ts_end IS NOT NULL OR n_ts_end IS NOT NULL) AND ts_end IS NULL THEN 'ts_end'
+        WHEN (v_status IS NOT NULL OR n_status IS NOT NULL) AND status IS NULL THEN 'status'
+    END AS failed
 FROM typed

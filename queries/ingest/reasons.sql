@@ -1,0 +1,28 @@
+-- The typed records (`_ing_checked`: typed.sql, the caller's CTE) with the reason a record
+-- cannot be loaded, from the check it failed (NULL: none). Reasons name the field; the _why
+-- macros say what is wrong with a value that did not convert.
+SELECT
+    request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
+    prefill_node, decode_node, ts_end, source_row, extra, raw,
+    CASE failed
+        WHEN 'record' THEN __err
+        WHEN 'request_id missing' THEN 'missing required field request_id'
+        WHEN 'ts missing' THEN 'missing required field ts'
+        WHEN 'account_id missing' THEN 'missing required field account_id'
+        WHEN 'model missing' THEN 'missing required field model'
+        WHEN 'prompt_tokens missing' THEN 'missing required field prompt_tokens'
+        WHEN 'prompt_tokens' THEN _ing_int_why(v_prompt_tokens, 'token count prompt_tokens')
+        WHEN 'prompt_tokens negative' THEN 'negative token count prompt_tokens'
+        WHEN 'completion_tokens'
+            THEN _ing_int_why(v_completion_tokens, 'token count completion_tokens')
+        WHEN 'completion_tokens negative' THEN 'negative token count completion_tokens'
+        WHEN 'ts' THEN _ing_time_n_why(n_ts, v_ts, $unit, 'ts')
+        WHEN 'ts_end' THEN _ing_time_n_why(n_ts_end, v_ts_end, $unit, 'ts_end')
+        WHEN 'status' THEN
+            CASE
+                WHEN n_status IS NULL AND _ing_int(v_status) IS NULL
+                THEN _ing_int_why(v_status, 'status')
+                ELSE 'out-of-range status'
+            END
+    END AS reason
+FROM _ing_checked
