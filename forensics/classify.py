@@ -171,8 +171,7 @@ def classify(engine: Any, case: Case, exclusions: bool = True) -> Classification
     by_id = {r["account_id"]: r for r in rows}
     tests.append(_volume(rows, n_exposed, n_baseline))
     tests.append(_near_capacity(rows))
-    bursts = engine.frame("classify/bursts", burst_minutes=BURST_MINUTES, **params)
-    tests.append(_bursts(rows, bursts))
+    tests.append(_bursts(rows, accounts))
     steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
     tests.append(_steps(by_id, steps))
 
@@ -330,6 +329,7 @@ def _near_capacity(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _bursts(rows: list[dict[str, Any]], bursts: pl.DataFrame) -> dict[str, Any]:
     """Per account: the most over-capacity prompts in one short window, given its activity.
+    `bursts` holds windows, over_capacity, widest and pairs per account (classify/accounts).
 
     Null: given when the account sent its long-context requests, each is over the capacity
     with the other accounts' over-capacity share (add-one smoothed); windows start at each

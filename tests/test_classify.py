@@ -233,8 +233,19 @@ def test_account_counts_split_exposed_baseline_near_and_burst():
             context_window=WINDOW,
             burst_minutes=10,
             near_margin=0.02,
-        ).rows()
-    assert got == [("acct-a", 2, 2, 3, 2, 3)]
+        )
+    counts = ["account_id", "exposed", "baseline", "over_capacity", "near_capacity", "max_burst"]
+    assert got.select(counts).rows() == [("acct-a", 2, 2, 3, 2, 3)]
+    # the burst windows start at t = 0, 10, 100, 400, 640 s (the stream: baseline + over)
+    assert got.select("windows", "widest").rows() == [(5, 4)]
+    assert got["pairs"].to_list() == [
+        [
+            {"requests": 2, "over_capacity": 2},
+            {"requests": 3, "over_capacity": 2},
+            {"requests": 3, "over_capacity": 3},
+            {"requests": 4, "over_capacity": 2},
+        ]
+    ]
 
 
 # --- verdicts on synthetic traffic ----------------------------------------------------------

@@ -1,5 +1,5 @@
 -- Hour-of-day and day-by-day profile of exposed requests vs the baseline of normal
--- long-context usage (see classify_accounts.sql), every hour 00-23 and every UTC day of
+-- long-context usage (see accounts.sql), every hour 00-23 and every UTC day of
 -- [$start, $end), with the exposed count the baseline's shape predicts.
 WITH analysed AS (
     SELECT ts AT TIME ZONE 'UTC' AS t, band
