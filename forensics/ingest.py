@@ -405,7 +405,8 @@ def _one(
         _temp(engine, "_ing_prior", "ingest/prior", source=p.path)
         _source(engine, src)
         direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")
-        loaded = engine.rows(f"INSERT INTO requests {direct}", **params)[0][0]
+        with _no_filter_pushdown(engine):
+            loaded = engine.rows(f"INSERT INTO requests {direct}", **params)[0][0]
         skipped = engine.scalar("SELECT count(*) FROM _ing_special WHERE outcome <> 'load'")
         if read != loaded + skipped:
             _temp(engine, "_ing_rest", "ingest/rest", source=p.path)
@@ -467,6 +468,18 @@ def _source(engine: Engine, src: str, where: str | None = None) -> None:
     """Point view `_ing_src` (what the mapped SELECT reads) at the input, or some of its rows."""
     sql = src if where is None else f"SELECT * FROM ({src}) WHERE {where}"
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS {sql}')
+
+
+@contextlib.contextmanager
+def _no_filter_pushdown(engine: Engine) -> Iterator[None]:
+    """DuckDB pushes `failed IS NULL` below the typed projection by inlining the whole check
+    (time parsing included), so every value was typed twice; off for one statement, the
+    filter runs on the typed values (1M records: 1.85 -> 1.45 s CPU)."""
+    engine.con.execute("SET disabled_optimizers = 'filter_pushdown'")
+    try:
+        yield
+    finally:
+        engine.con.execute("RESET disabled_optimizers")
 
 
 def _select(query: str) -> str:
