@@ -10,6 +10,7 @@ from pathlib import Path
 _PARAM = re.compile(r"(?<![$\w])\$([A-Za-z_]\w*)")
 
 
+@functools.cache
 def queries_dir() -> Path:
     """The folder of `.sql` files: beside the installed package, or the repo's `queries/`."""
     here = Path(__file__).resolve().parent
