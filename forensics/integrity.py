@@ -152,7 +152,7 @@ def _expected(engine: Any, case: Case, exclusions: bool | None) -> dict[str, str
 
 def _source_mapping(mapping: Path | None, profile_name: str | None) -> str:
     try:
-        # no SQLGlot check for a digest: it cost analyze ~0.09 s, and ingest checks { sql }
+        # no { sql } check for a digest: ingest checks each one before it runs it
         m = (
             load_mapping(mapping, check_sql=False)
             if mapping is not None

@@ -10,7 +10,7 @@ JSON column. Loading is strict: an unknown key or field is refused with file, ke
 
 from __future__ import annotations
 
-import logging
+import functools
 import re
 import tomllib
 import zoneinfo
@@ -77,11 +77,9 @@ class Mapping:
         ]
 
     def checked_sql(self, section: str, key: str, src: Source, con: Any = None) -> str:
-        """The sql of `src` if it is one allowed scalar expression (by SQLGlot's parse, and by
-        DuckDB's own when a connection `con` is given); else InputError naming file, line, key."""
-        problem = sql_problem(src.value)
-        if problem is None and con is not None:
-            problem = duckdb_sql_problem(con, src.value)
+        """The sql of `src` if it is one allowed scalar expression (on DuckDB's own parse, with
+        `con` or a private in-memory database); else InputError naming file, line and key."""
+        problem = sql_problem(src.value, con)
         if problem is not None:
             raise InputError(
                 f"sql {problem}", where=self.where(f"{section}.{key}", src.line), fix=SQL_FIX
@@ -284,108 +282,26 @@ _DUCKDB_CLASSES = frozenset(
     {"CONSTANT", "COLUMN_REF", "FUNCTION", "CAST", "CASE", "COMPARISON", "CONJUNCTION"}
     | {"OPERATOR", "BETWEEN", "COLLATE", "LAMBDA", "TYPE"}
 )
-# SQLGlot node classes an expression may contain besides the functions above.
-_SQLGLOT_SYNTAX = (  # noqa: SIM905
-    "Column Identifier Literal Null Boolean Cast TryCast DataType DataTypeParam Interval Var "
-    "Paren Neg Not BitwiseNot Add Sub Mul Div IntDiv Mod Pow DPipe EQ NEQ GT GTE LT LTE "
-    "NullSafeEQ NullSafeNEQ And Or Is In Between Like ILike SimilarTo Glob Case If Bracket "
-    "Slice Array Struct PropertyEQ AtTimeZone Extract Collate BitwiseAnd BitwiseOr "
-    "BitwiseLeftShift BitwiseRightShift JSONPath JSONPathRoot JSONPathKey JSONPathSubscript"
-).split()
 SQL_FIX = (
     "write one expression over the record's own columns, e.g. "
     "epoch_ms(ts_ms) or coalesce(user_id, 'unknown') (README: Trust model)"
 )
 
 
-def _sqlglot_classes() -> tuple[frozenset[type], frozenset[type]]:
-    """(syntax classes, function classes) SQLGlot may produce for an allowed expression."""
-    from sqlglot import exp
-
-    # by name, so that a class an older SQLGlot lacks is simply not allowed
-    syntax = {getattr(exp, name) for name in _SQLGLOT_SYNTAX if hasattr(exp, name)}
-    funcs: set[type] = set()
-    for name in SQL_FUNCTIONS:
-        for args in ("x", "x, y", "x, y, z"):
-            try:
-                node = sqlglot_parse(f"{name}({args})")
-            except ValueError:
-                continue
-            if isinstance(node, exp.Func) and not isinstance(node, exp.Anonymous):
-                funcs.add(type(node))
-    return frozenset(syntax), frozenset(funcs)
-
-
-def sqlglot_parse(text: str) -> Any:
-    """SQLGlot's DuckDB parse of one statement; ValueError if it does not parse."""
-    import sqlglot
-    from sqlglot.errors import SqlglotError
-
-    log = logging.getLogger("sqlglot")  # it warns on stderr when it falls back to a Command
-    level = log.level
-    log.setLevel(logging.CRITICAL)
-    try:
-        trees = sqlglot.parse(text, read="duckdb")
-    except SqlglotError as e:
-        raise ValueError(str(e).splitlines()[0]) from None
-    finally:
-        log.setLevel(level)
-    if len(trees) != 1 or trees[0] is None:
-        raise ValueError("more than one statement")
-    return trees[0]
-
-
-_CLASSES: tuple[frozenset[type], frozenset[type]] | None = None
-
-
-def sql_problem(text: Any) -> str | None:
-    """Why `text` is not one scalar expression a mapping's { sql } may hold (SQLGlot's parse),
-    or None when it is. No database is touched."""
-    global _CLASSES
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
-    from sqlglot.tokens import TokenType
-
+def sql_problem(text: Any, con: Any = None) -> str | None:
+    """Why `text` is not one scalar expression a mapping's { sql } may hold, or None when it
+    is: the rules of `duckdb_sql_problem`, on `con` or a private in-memory database (parsing
+    only: nothing is read or run)."""
     if not isinstance(text, str) or not text.strip():
         return "must be a non-empty string"
-    try:
-        tokens = sqlglot.tokenize(text, read="duckdb")
-    except SqlglotError:
-        return "does not parse as SQL"
-    if any(t.token_type == TokenType.SEMICOLON for t in tokens):
-        return "holds `;` (one expression only, no statements)"
-    try:
-        tree = sqlglot_parse(text)
-    except ValueError as e:
-        return f"does not parse as one SQL expression ({e})"
-    if _CLASSES is None:
-        _CLASSES = _sqlglot_classes()
-    syntax, funcs = _CLASSES
-    if isinstance(tree, exp.Alias):
-        return "holds an alias (AS); the field's name is the key"
-    for node in tree.walk():
-        if isinstance(node, exp.Query | exp.Subquery | exp.Table | exp.Exists):
-            return "holds a subquery (an expression reads only its own record)"
-        if isinstance(node, exp.Anonymous):
-            if node.name.lower() not in SQL_FUNCTIONS:
-                return f"calls {node.name}(), which a mapping may not call"
-        elif type(node) in syntax or type(node) in funcs:
-            continue
-        elif isinstance(node, exp.Placeholder | exp.Parameter):
-            return "holds a $parameter"
-        elif isinstance(node, exp.Window):
-            return "holds a window (OVER)"
-        elif isinstance(node, exp.Star):
-            return "holds *"
-        elif isinstance(node, exp.Func):
-            name = node.sql(dialect="duckdb").split("(")[0]
-            return f"calls {name}(), which a mapping may not call"
-        elif node is tree:
-            return f"is a statement ({node.key.upper()}), not an expression"
-        else:
-            return f"holds {node.key.upper()} syntax, which a mapping may not use"
-    return None
+    return duckdb_sql_problem(con if con is not None else _parser(), text)
+
+
+@functools.cache
+def _parser() -> Any:
+    import duckdb
+
+    return duckdb.connect()
 
 
 def duckdb_sql_problem(con: Any, text: str) -> str | None:
