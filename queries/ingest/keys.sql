@@ -7,4 +7,6 @@ SELECT h
 FROM (SELECT h, lag(h) OVER (ORDER BY h) AS before FROM _ing_ids WHERE h IS NOT NULL)
 WHERE h = before
 UNION
-SELECT hash(request_id) FROM requests WHERE hash(request_id) IN (SELECT h FROM _ing_ids)
+SELECT hash(r.request_id)
+FROM requests AS r
+WHERE EXISTS (SELECT 1 FROM _ing_ids AS i WHERE i.h = hash(r.request_id))  -- a semi join: spills
