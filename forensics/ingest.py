@@ -389,7 +389,6 @@ def _one(
     )
     mapped = f"WITH _ing_mapped AS NOT MATERIALIZED ({mapped_sql}) "
     typed = f"SELECT * FROM ({queries.load('ingest/typed')})"
-    reasons = f", _ing_checked AS ({typed}) {_select('ingest/reasons')}"
     with _mapping_errors(m, p):
         # 1. the ids to compare by content (they repeat, or were loaded before), and their
         # records, typed and compared; 2. every other valid record and the first of each
@@ -401,7 +400,7 @@ def _one(
         _temp(engine, "_ing_cand", "ingest/candidates")
         engine.execute('DROP TABLE temp."_ing_ids"')  # 16 bytes a record: not kept for the load
         _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
-        _temp_sql(engine, "_ing_typed", mapped + reasons, params)
+        _temp_sql(engine, "_ing_typed", mapped + typed, params)
         _temp(engine, "_ing_special", "ingest/classify")
         _temp(engine, "_ing_prior", "ingest/prior", source=p.path)
         _source(engine, src)
@@ -416,8 +415,17 @@ def _one(
                 src,
                 "__row IN (SELECT __row FROM _ing_rest EXCEPT SELECT __row FROM _ing_cand)",
             )
-            engine.execute(f"INSERT INTO _ing_typed {mapped}{reasons}", **params)
+            engine.execute(f"INSERT INTO _ing_typed {mapped}{typed}", **params)
             _source(engine, src)
+        # reason texts for the records that failed a check (planning the _why macros costs
+        # ~50 ms: only when there is a record to explain)
+        if engine.scalar("SELECT count(*) FROM _ing_typed WHERE failed IS NOT NULL"):
+            _temp(engine, "_ing_reasons", "ingest/reasons", unit=m.unit)
+        else:
+            engine.execute(
+                'CREATE OR REPLACE TEMP TABLE "_ing_reasons" '
+                "(source_row BIGINT, raw VARCHAR, reason VARCHAR)"
+            )
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
     dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
     if read != loaded + dups + quarantined:  # a bug, never the input's fault

@@ -13,7 +13,7 @@ WITH t AS (
             prefill_node, decode_node, ts_end, extra := extra::VARCHAR
         ))) AS content
     FROM _ing_typed
-    WHERE reason IS NULL
+    WHERE failed IS NULL
 ),
 existing AS (
     SELECT

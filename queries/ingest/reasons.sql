@@ -1,9 +1,9 @@
--- The typed records (`_ing_checked`: typed.sql, the caller's CTE) with the reason a record
--- cannot be loaded, from the check it failed (NULL: none). Reasons name the field; the _why
--- macros say what is wrong with a value that did not convert.
+-- The reason each typed record that failed a check (`_ing_typed`, failed not NULL) cannot
+-- be loaded. Reasons name the field; the _why macros say what is wrong with a value that did
+-- not convert.
 SELECT
-    request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
-    prefill_node, decode_node, ts_end, source_row, extra, raw,
+    source_row,
+    raw,
     CASE failed
         WHEN 'record' THEN __err
         WHEN 'request_id missing' THEN 'missing required field request_id'
@@ -25,4 +25,5 @@ SELECT
                 ELSE 'out-of-range status'
             END
     END AS reason
-FROM _ing_checked
+FROM _ing_typed
+WHERE failed IS NOT NULL

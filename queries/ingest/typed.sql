@@ -2,10 +2,10 @@
 -- for counts, status and times from a source column already of a fitting type, the value
 -- itself n_F; then v_F is only set when n_F does not fit) and `failed`: the first check, if
 -- any, a record fails (NULL: it can be loaded). ingest_reasons turns `failed` into the
--- reason text (from the values kept here); the direct load needs only `failed IS NULL`, so
--- it never binds the _why macros. Missing status becomes 200. The
--- input's path (`source`) is not a column here: the inserts bind it, so the typed table does
--- not carry a copy of it per record.
+-- reason text (from the values kept here), only when some record failed; the direct load
+-- needs only `failed IS NULL`, so it never binds the _why macros. Missing status becomes
+-- 200. The input's path (`source`) is not a column here: the inserts bind it, so the typed
+-- table does not carry a copy of it per record.
 WITH typed AS (
     SELECT
         __row AS source_row,
