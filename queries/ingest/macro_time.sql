@@ -84,7 +84,9 @@ CASE
         v, '[1-8][0-9]{3}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
     ) THEN timezone(tz, TRY_CAST(v AS TIMESTAMP))
     WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN _ing_epoch(v, unit)
-    ELSE _ing_tgeneral(_ing_tparts(upper(v)), tz)
+    -- through a one-element list: the lambda binds the parts once (a macro argument is
+    -- copied into every use, which made each statement slow to plan)
+    ELSE list_transform([_ing_tparts(upper(v))], lambda p: _ing_tgeneral(p, tz))[1]
 END;
 
 -- a time given as a TIMESTAMPTZ `n` (a typed source column) or else as text `v`
