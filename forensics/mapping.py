@@ -117,7 +117,8 @@ def profile(name: str) -> Mapping:
 
 def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
     """Parse and validate a `*.mapping.toml` file; InputError names file, key and line.
-    `check_sql=False` skips the { sql } allowlist check (for a fingerprint, not for use)."""
+    `check_sql=False` skips the { sql } allowlist check: for a fingerprint, or for ingest,
+    which checks each { sql } on the case database before it runs it."""
     p = Path(path)
     if not p.is_file():
         raise InputError(

@@ -94,6 +94,21 @@ def test_mapping_with_unknown_field(runner, db, tmp_path):
     assert f"{mapping}:3" in line and "request" in line
 
 
+def test_mapping_with_a_statement_in_sql_is_refused_before_anything_runs(runner, db, tmp_path):
+    target = tmp_path / "pwned.csv"
+    mapping = tmp_path / "bad.mapping.toml"
+    mapping.write_text(
+        '[fields]\nts = "ts"\naccount_id = "account_id"\nmodel = "model"\n'
+        'prompt_tokens = "prompt_tokens"\n'
+        f"ts_end = {{ sql = \"1); COPY (SELECT 42) TO '{target}'; SELECT (1\" }}\n"
+    )
+    log = tmp_path / "new.csv"
+    log.write_text((FIX / "canonical.csv").read_text() + "r9,2026-08-27T10:00:00Z,a9,m,1,1,,,,\n")
+    line = _bad(runner, db, [str(log), "--mapping", str(mapping)])
+    assert line.startswith(f"error: {mapping}:6 (fields.ts_end): sql "), line
+    assert not target.exists()
+
+
 def test_mapping_field_pointing_at_a_missing_column(runner, db, tmp_path):
     mapping = tmp_path / "bad.mapping.toml"
     mapping.write_text(
