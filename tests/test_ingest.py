@@ -10,19 +10,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from dbrows import rows as db_rows
 
 from forensics.errors import InputError
 from forensics.ingest import ingest
 
 CANON = Path(__file__).parent / "fixtures" / "ingest"
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_canonical_csv_accounts_for_every_row(tmp_path):
@@ -36,7 +29,7 @@ def test_canonical_csv_accounts_for_every_row(tmp_path):
         "duplicates": 1,
         "quarantined": 4,
     }
-    assert _rows(tmp_path / "c.duckdb", "SELECT row, reason FROM quarantine ORDER BY row") == [
+    assert db_rows(tmp_path / "c.duckdb", "SELECT row, reason FROM quarantine ORDER BY row") == [
         (5, "negative token count prompt_tokens"),
         (6, "unparsable time ts"),
         (7, "invalid CSV row"),
@@ -46,7 +39,7 @@ def test_canonical_csv_accounts_for_every_row(tmp_path):
 
 def test_canonical_csv_keeps_first_occurrence_and_defaults_status(tmp_path):
     ingest([CANON / "canonical.csv"], tmp_path / "c.duckdb", profile="canonical")
-    rows = _rows(
+    rows = db_rows(
         tmp_path / "c.duckdb",
         "SELECT request_id, ts, prompt_tokens, status, source_row FROM requests ORDER BY 1",
     )
@@ -60,7 +53,7 @@ def test_canonical_csv_keeps_first_occurrence_and_defaults_status(tmp_path):
 def test_canonical_profile_reads_jsonl_and_parquet(tmp_path, name):
     report = ingest([CANON / name], tmp_path / "c.duckdb", profile="canonical")
     assert report.totals()["rows_loaded"] == 2
-    rows = _rows(
+    rows = db_rows(
         tmp_path / "c.duckdb",
         "SELECT request_id, ts, completion_tokens, ts_end FROM requests ORDER BY 1",
     )
@@ -92,7 +85,7 @@ def test_gateway_log_accounts_for_every_record(tmp_path, name):
         "duplicates": 2,
         "quarantined": 7,
     }
-    assert _rows(tmp_path / "g.duckdb", "SELECT row, reason FROM quarantine ORDER BY row") == [
+    assert db_rows(tmp_path / "g.duckdb", "SELECT row, reason FROM quarantine ORDER BY row") == [
         (4, "invalid JSON"),
         (7, "conflicting duplicate"),
         (8, "negative token count prompt_tokens"),
@@ -105,7 +98,7 @@ def test_gateway_log_accounts_for_every_record(tmp_path, name):
 
 def test_gateway_times_offsets_sql_end_and_extra(tmp_path):
     ingest([GATEWAY], tmp_path / "g.duckdb", mapping=GATEWAY_MAP)
-    rows = _rows(
+    rows = db_rows(
         tmp_path / "g.duckdb",
         "SELECT request_id, ts, ts_end, status, extra->>'bootstrap_room', source_row "
         "FROM requests ORDER BY request_id",
@@ -124,9 +117,9 @@ def test_gateway_times_offsets_sql_end_and_extra(tmp_path):
 
 def test_prompt_text_is_never_loaded(tmp_path):
     ingest([GATEWAY], tmp_path / "g.duckdb", mapping=GATEWAY_MAP)
-    cols = [r[0] for r in _rows(tmp_path / "g.duckdb", "DESCRIBE requests")]
+    cols = [r[0] for r in db_rows(tmp_path / "g.duckdb", "DESCRIBE requests")]
     assert "prompt" not in cols
-    assert _rows(
+    assert db_rows(
         tmp_path / "g.duckdb", "SELECT count(*) FROM requests WHERE extra::VARCHAR LIKE '%never%'"
     ) == [(0,)]
 
@@ -143,7 +136,7 @@ def test_trace_csv_without_id_or_account(tmp_path):
     )
     assert report.totals() == {"rows_read": 4, "rows_loaded": 3, "duplicates": 0, "quarantined": 1}
     prefix = hashlib.sha256((CANON / "trace.csv").read_bytes()).hexdigest()[:16]
-    rows = _rows(
+    rows = db_rows(
         tmp_path / "t.duckdb",
         "SELECT request_id, ts, account_id, prompt_tokens, completion_tokens "
         "FROM requests ORDER BY source_row",
@@ -171,7 +164,7 @@ def test_trace_csv_without_id_or_account(tmp_path):
             None,
         ),
     ]
-    assert _rows(tmp_path / "t.duckdb", "SELECT row, reason FROM quarantine") == [
+    assert db_rows(tmp_path / "t.duckdb", "SELECT row, reason FROM quarantine") == [
         (4, "non-numeric token count prompt_tokens")
     ]
 
@@ -205,22 +198,19 @@ def test_every_time_form_becomes_the_utc_instant(tmp_path, unit, zone, value, ex
         f'prompt_tokens = "n"\n[timestamp]\nunit = "{unit}"\ntimezone = "{zone}"\n'
     )
     ingest([log], tmp_path / "one.duckdb", mapping=mapping)
-    assert _rows(tmp_path / "one.duckdb", "SELECT ts FROM requests") == [(expected,)]
+    assert db_rows(tmp_path / "one.duckdb", "SELECT ts FROM requests") == [(expected,)]
 
 
 def test_reingesting_the_same_input_changes_nothing(tmp_path):
     db = tmp_path / "g.duckdb"
     ingest([GATEWAY], db, mapping=GATEWAY_MAP)
-    before = _rows(db, "SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM quarantine)")
+    counts = "SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM quarantine)"
+    before = db_rows(db, counts)
     again = ingest([GATEWAY], db, mapping=GATEWAY_MAP)
     assert again.inputs[0].note == "already ingested (same sha256): nothing changed"
     assert any("already ingested" in w for w in again.warnings)
-    assert (
-        _rows(db, "SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM quarantine)")
-        == before
-        == [(4, 7)]
-    )
-    assert _rows(db, "SELECT count(*) FROM inputs") == [(1,)]
+    assert db_rows(db, counts) == before == [(4, 7)]
+    assert db_rows(db, "SELECT count(*) FROM inputs") == [(1,)]
 
 
 def test_a_later_input_duplicates_or_conflicts_with_loaded_records(tmp_path):
@@ -233,7 +223,7 @@ def test_a_later_input_duplicates_or_conflicts_with_loaded_records(tmp_path):
         (2, 2, 0, 0),
         (2, 0, 1, 1),
     ]
-    assert _rows(
+    assert db_rows(
         tmp_path / "c.duckdb", "SELECT prompt_tokens FROM requests WHERE request_id = 'j2'"
     ) == [(700000,)]
 
@@ -271,7 +261,7 @@ def test_truncated_gzip_loads_the_records_before_the_break(tmp_path):
     assert report.totals() == {"rows_read": 3, "rows_loaded": 3, "duplicates": 0, "quarantined": 0}
     assert "truncated gzip" in (report.inputs[0].note or "")
     assert any("truncated gzip" in w for w in report.warnings)
-    assert _rows(tmp_path / "c.duckdb", "SELECT note LIKE 'truncated gzip%' FROM inputs") == [
+    assert db_rows(tmp_path / "c.duckdb", "SELECT note LIKE 'truncated gzip%' FROM inputs") == [
         (True,)
     ]
 
@@ -296,7 +286,7 @@ def test_openai_profile(tmp_path):
         ' "usage": {"prompt_tokens": 12, "completion_tokens": 3}}\n'
     )
     ingest([log], tmp_path / "o.duckdb", profile="openai")
-    assert _rows(
+    assert db_rows(
         tmp_path / "o.duckdb",
         "SELECT request_id, ts, account_id, prompt_tokens, completion_tokens, status FROM requests",
     ) == [("chatcmpl-1", _utc(10, 0, 0), "u1", 12, 3, 200)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
+from dbrows import rows as db_rows
 
 from forensics.ingest import ingest
 
@@ -29,14 +29,6 @@ def _row(rid: str, tokens: int | str = 100, ts: str = "2026-08-27T10:00:00Z") ->
     return f"{rid},{ts},a1,m,{tokens},10,200,p1,d1,"
 
 
-def _q(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _outcomes(report) -> list[tuple[int, int, int, int]]:
     return [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs]
 
@@ -47,11 +39,11 @@ def test_a_repeat_whose_first_record_is_invalid_loads_the_later_valid_one(tmp_pa
     report = ingest([log], tmp_path / "c.duckdb", profile="canonical")
     assert _outcomes(report) == [(3, 2, 0, 1)]
     db = tmp_path / "c.duckdb"
-    assert _q(db, "SELECT request_id, prompt_tokens, source_row FROM requests ORDER BY 1") == [
+    assert db_rows(db, "SELECT request_id, prompt_tokens, source_row FROM requests ORDER BY 1") == [
         ("x", 5, 3),
         ("y", 100, 4),
     ]
-    assert _q(db, "SELECT row, reason FROM quarantine") == [
+    assert db_rows(db, "SELECT row, reason FROM quarantine") == [
         (2, "negative token count prompt_tokens")
     ]
 
@@ -62,11 +54,11 @@ def test_repeats_keep_the_first_record_and_count_each_later_one(tmp_path):
     report = ingest([log], tmp_path / "c.duckdb", profile="canonical")
     assert _outcomes(report) == [(5, 2, 2, 1)]
     db = tmp_path / "c.duckdb"
-    assert _q(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
+    assert db_rows(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
         ("x", 2),
         ("z", 6),
     ]
-    assert _q(db, "SELECT row, reason FROM quarantine") == [(4, "conflicting duplicate")]
+    assert db_rows(db, "SELECT row, reason FROM quarantine") == [(4, "conflicting duplicate")]
 
 
 def test_a_changed_file_at_the_same_path_is_settled_against_what_it_loaded_before(tmp_path):
@@ -78,13 +70,13 @@ def test_a_changed_file_at_the_same_path_is_settled_against_what_it_loaded_befor
     _csv(log, _row("a"), _row("b", 9), _row("e", "x"), _row("d"))
     report = ingest([log], db, profile="canonical")
     assert _outcomes(report) == [(4, 1, 1, 2)]
-    assert _q(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
+    assert db_rows(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
         ("a", 2),
         ("b", 3),
         ("c", 4),
         ("d", 5),
     ]
-    assert _q(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
+    assert db_rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
         (3, "conflicting duplicate"),
         (4, "non-numeric token count prompt_tokens"),
     ]
@@ -97,7 +89,7 @@ def test_repeats_across_the_inputs_of_one_call(tmp_path):
     report = ingest([one, two], tmp_path / "c.duckdb", profile="canonical")
     assert _outcomes(report) == [(2, 2, 0, 0), (4, 1, 2, 1)]
     db = tmp_path / "c.duckdb"
-    assert _q(db, "SELECT request_id, source_row, prompt_tokens FROM requests ORDER BY 1") == [
+    assert db_rows(db, "SELECT request_id, source_row, prompt_tokens FROM requests ORDER BY 1") == [
         ("p", 2, 100),
         ("q", 3, 100),
         ("r", 5, 100),
@@ -120,7 +112,8 @@ def test_records_without_a_request_id_mapping_are_each_their_own_request(tmp_pat
     )
     report = ingest([log], tmp_path / "c.duckdb", mapping=mapping)
     assert _outcomes(report) == [(3, 2, 0, 1)]
-    assert _q(tmp_path / "c.duckdb", "SELECT source_row FROM requests ORDER BY 1") == [(2,), (3,)]
+    loaded = db_rows(tmp_path / "c.duckdb", "SELECT source_row FROM requests ORDER BY 1")
+    assert loaded == [(2,), (3,)]
 
 
 def test_ingest_into_an_open_engine_leaves_its_optimizer_settings_as_they_were(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from dbrows import rows as db_rows
 
 from forensics import inputfile
 from forensics.ingest import ingest
@@ -18,14 +19,6 @@ MAPPING = (
     '[fields]\nrequest_id = "id"\nts = "t"\naccount_id = "acct"\nmodel = "model"\n'
     'prompt_tokens = "n"\nstatus = "status"\n[timestamp]\nunit = "{unit}"\ntimezone = "UTC"\n'
 )
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _one(tmp_path: Path, unit: str = "iso8601", **fields: object) -> tuple[object, str | None]:
@@ -39,8 +32,8 @@ def _one(tmp_path: Path, unit: str = "iso8601", **fields: object) -> tuple[objec
     mapping.write_text(MAPPING.format(unit=unit))
     db = tmp_path / "one.duckdb"
     ingest([log], db, mapping=mapping)
-    loaded = _rows(db, "SELECT ts, prompt_tokens, status FROM requests")
-    reasons = _rows(db, "SELECT reason FROM quarantine")
+    loaded = db_rows(db, "SELECT ts, prompt_tokens, status FROM requests")
+    reasons = db_rows(db, "SELECT reason FROM quarantine")
     return (loaded[0] if loaded else None), (reasons[0][0] if reasons else None)
 
 
@@ -176,8 +169,8 @@ def _ingest_bytes(tmp_path: Path, name: str, data: bytes) -> tuple[list, list]:
     log.write_bytes(data)
     db = tmp_path / "c.duckdb"
     ingest([log], db, profile="canonical")
-    loaded = _rows(db, "SELECT request_id, source_row FROM requests ORDER BY source_row")
-    quarantined = _rows(db, "SELECT row, reason, raw FROM quarantine ORDER BY row")
+    loaded = db_rows(db, "SELECT request_id, source_row FROM requests ORDER BY source_row")
+    quarantined = db_rows(db, "SELECT row, reason, raw FROM quarantine ORDER BY row")
     return loaded, quarantined
 
 
@@ -283,11 +276,11 @@ def test_typed_parquet_columns_load_as_they_are_or_are_quarantined_when_out_of_r
     )
     db = tmp_path / "t.duckdb"
     ingest([log], db, mapping=mapping)
-    assert _rows(db, "SELECT request_id, ts, ts_end, prompt_tokens, completion_tokens, status "
+    assert db_rows(db, "SELECT request_id, ts, ts_end, prompt_tokens, completion_tokens, status "
                  "FROM requests") == [
         ("p1", _utc(2026, 8, 27, 10), _utc(2026, 8, 27, 10, 0, 5), 5, 3, 404)
     ]  # fmt: skip
-    assert _rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
+    assert db_rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
         (2, "out-of-range status"),
         (3, "out-of-range token count completion_tokens"),
         (4, "time out of range ts (years 0001-9999 UTC)"),
