@@ -397,7 +397,10 @@ def _one(
         # repeated id, loaded straight from the source in one pass (no staged copy);
         # 3. when records are left over, those (each has a reason), typed again: few
         read = engine.scalar(f"SELECT count(*) FROM ({src})")
-        _temp_sql(engine, "_ing_cand", mapped + _select("ingest/candidates"), params)
+        _temp_sql(engine, "_ing_ids", mapped + _select("ingest/ids"), params)
+        _temp(engine, "_ing_keys", "ingest/keys")
+        _temp(engine, "_ing_cand", "ingest/candidates")
+        engine.execute('DROP TABLE temp."_ing_ids"')  # 16 bytes a record: not kept for the load
         _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
         _temp_sql(engine, "_ing_typed", mapped + typed, params)
         _temp(engine, "_ing_special", "ingest/classify")

@@ -1,5 +1,5 @@
 -- Outcomes of the valid records of one input whose request_id needs a content comparison
--- (`_ing_typed`: the records of ingest_candidates, typed before the direct load):
+-- (`_ing_typed`: the records whose id hash is in `_ing_keys`, typed before the direct load):
 -- the id repeats within the input or is already in `requests`. Content = every loaded column
 -- but provenance. The first occurrence (lowest row) of a request_id is loaded; later
 -- identical ones are duplicates, later differing ones conflicts. A request_id already in
