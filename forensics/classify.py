@@ -21,6 +21,7 @@ import polars as pl
 
 from . import stats
 from .case import Case
+from .engine import needing
 from .errors import AnalysisError
 
 ALPHA = 0.01  # family-wise error rate of each test family
@@ -109,18 +110,15 @@ def classify(engine: Any, case: Case, exclusions: bool = True) -> Classification
         "min_prompt": case.baseline.min_prompt_tokens,
         "context_window": case.context_window,
     }
-    try:
+    no_bands = AnalysisError(
+        "the case database holds no bands table",
+        where="classify",
+        fix="run the exposure analysis (forensics analyze) first",
+    )
+    with needing(engine, "bands", no_bands):
         accounts = engine.frame(
             "classify/accounts", burst_minutes=BURST_MINUTES, near_margin=NEAR_MARGIN, **params
         )
-    except Exception:  # the catalog is asked only on failure: each question costs a query
-        if engine.table_exists("bands"):
-            raise
-        raise AnalysisError(
-            "the case database holds no bands table",
-            where="classify",
-            fix="run the exposure analysis (forensics analyze) first",
-        ) from None
     engine.materialize(
         "classification_profile",
         "classify/profile",

@@ -6,7 +6,9 @@ the same methods, so no module needs `if engine == ...`.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,6 +50,23 @@ def bind(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     if missing:
         raise KeyError(f"query needs parameters {missing}")
     return {n: params[n] for n in names}
+
+
+class TableMissing(Exception):
+    """A read failed because the case database lacks the table it needs."""
+
+
+@contextlib.contextmanager
+def needing(engine: Any, table: str, error: Exception | None = None) -> Iterator[None]:
+    """Run the block (reads that need `table`); when it fails and the case database lacks
+    `table`, raise `error` (default TableMissing) instead, else the failure itself. The
+    catalog is asked only on failure: each question costs a query, and the table is there."""
+    try:
+        yield
+    except Exception:  # a Spark engine raises its own errors, not `engine.errors`
+        if engine.table_exists(table):
+            raise
+        raise (error if error is not None else TableMissing(table)) from None
 
 
 DEFAULT_MEMORY_LIMIT = "1.5GB"  # keeps a 20M-request case under 2 GB of RSS (benchmarks/)

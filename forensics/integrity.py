@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from .case import Case
+from .engine import TableMissing, needing
 from .errors import AnalysisError, ForensicsError
 from .mapping import Mapping, load_mapping, profile
 
@@ -65,10 +66,9 @@ def summary_digest(summary: dict[str, Any]) -> str:
 def inputs_digest(engine: Any) -> str:
     """sha256 of the inputs an analysis reads: (sha256, mapping) of every `inputs` row."""
     try:
-        frame = engine.frame("integrity/inputs")
-    except Exception:  # the catalog is asked only on failure: each question costs a query
-        if engine.table_exists("inputs"):
-            raise
+        with needing(engine, "inputs"):
+            frame = engine.frame("integrity/inputs")
+    except TableMissing:
         return _digest([])
     mappings = (
         frame["mapping_sha256"].to_list()

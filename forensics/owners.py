@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .case import Case
-from .engine import Engine
+from .engine import Engine, needing
 from .errors import AnalysisError
 from .schema import DEFAULT_STATUS
 
@@ -60,15 +60,12 @@ class OwnersResult:
 
 def attribute(engine: Engine, case: Case) -> OwnersResult:
     """Materialize `attribution_targets` and `data_owners`; report how complete it is."""
-    try:
+    no_bands = AnalysisError(
+        "data owners need the bands of this case",
+        fix="run forensics.exposure.compute_bands first (forensics analyze does)",
+    )
+    with needing(engine, "bands", no_bands):
         engine.materialize("attribution_targets", "owners/targets")
-    except Exception:  # the catalog is asked only on failure: each question costs a query
-        if engine.table_exists("bands"):
-            raise
-        raise AnalysisError(
-            "data owners need the bands of this case",
-            fix="run forensics.exposure.compute_bands first (forensics analyze does)",
-        ) from None
     policy = case.attribution.policy
     common = {
         "window_start": case.window_start,

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import exposure
 from .case import Case
-from .engine import Engine
+from .engine import Engine, TableMissing, needing
 from .outputs import iso_z, write_json
 from .owners import OwnersResult
 
@@ -70,10 +70,9 @@ def ingest_figures(
     not depend on where the case sits on disk.
     """
     try:
-        rows = engine.frame("summary/inputs").to_dicts()
-    except Exception:  # the catalog is asked only on failure: each question costs a query
-        if engine.table_exists("inputs"):
-            raise
+        with needing(engine, "inputs"):
+            rows = engine.frame("summary/inputs").to_dicts()
+    except TableMissing:
         return dict.fromkeys(INGEST_KEYS, 0), []
     if folder is not None:
         for row in rows:

@@ -1,0 +1,46 @@
+"""Analyses on a case database that lacks a table they read: a one-line AnalysisError (or
+the empty figures) when the table is absent, the database's own error when it is there."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from case_small_db import case_small, engine_with_requests
+
+from forensics import integrity, summary
+from forensics.classify import classify
+from forensics.engine import Engine
+from forensics.errors import AnalysisError
+from forensics.owners import attribute
+
+
+def test_classify_without_bands_says_to_run_the_exposure_analysis():
+    with engine_with_requests() as engine, pytest.raises(AnalysisError) as e:
+        classify(engine, case_small())
+    assert "the case database holds no bands table" in e.value.line()
+    assert "run the exposure analysis (forensics analyze) first" in e.value.line()
+
+
+def test_data_owners_without_bands_say_to_compute_them_first():
+    with engine_with_requests() as engine, pytest.raises(AnalysisError) as e:
+        attribute(engine, case_small())
+    assert "data owners need the bands of this case" in e.value.line()
+
+
+def test_a_bands_table_that_cannot_be_read_is_the_databases_error_not_a_missing_table():
+    with engine_with_requests() as engine, pytest.raises(duckdb.Error):
+        engine.execute("CREATE TABLE bands (nothing INTEGER)")
+        attribute(engine, case_small())
+
+
+def test_without_inputs_the_ingest_figures_are_zero_and_the_digest_is_of_no_inputs():
+    with Engine() as engine:
+        assert summary.ingest_figures(engine) == (
+            {"rows_read": 0, "rows_loaded": 0, "duplicates": 0, "quarantined": 0},
+            [],
+        )
+        empty = integrity.inputs_digest(engine)
+        engine.execute("CREATE TABLE inputs (path VARCHAR, sha256 VARCHAR, mapping_sha256 VARCHAR)")
+        assert integrity.inputs_digest(engine) == empty  # an empty table: the same digest
+        engine.execute("INSERT INTO inputs VALUES ('a.jsonl', 'abc', NULL)")
+        assert integrity.inputs_digest(engine) != empty
