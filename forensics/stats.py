@@ -26,14 +26,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 def hypergeom_greater(k: int, total: int, successes: int, draws: int) -> float:
     """One-sided Fisher exact p: P(X >= k) for X ~ Hypergeom(total, successes, draws)."""
-    if k <= 0:
-        return 1.0
-    return float(min(1.0, stats.hypergeom.sf(k - 1, total, successes, draws)))
-
-
-def hypergeom_min_p(total: int, successes: int, draws: int) -> float:
-    """The smallest p `hypergeom_greater` can give for these margins (Tarone's testability)."""
-    return hypergeom_greater(min(successes, draws), total, successes, draws)
+    return hypergeom_greater_each([k], total, successes, [draws])[0]
 
 
 def hypergeom_greater_each(
@@ -50,7 +43,8 @@ def hypergeom_greater_each(
 
 
 def hypergeom_min_p_each(total: int, successes: int, draws: Sequence[int]) -> list[float]:
-    """`hypergeom_min_p(total, successes, n)` for each n of `draws`, in one SciPy call."""
+    """For each n of `draws`, the smallest p `hypergeom_greater` can give for these margins
+    (Tarone's testability), in one SciPy call."""
     return hypergeom_greater_each([min(successes, n) for n in draws], total, successes, draws)
 
 
