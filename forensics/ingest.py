@@ -397,6 +397,10 @@ def _one(
         # repeated id, loaded straight from the source in one pass (no staged copy);
         # 3. when records are left over, those (each has a reason), typed again: few
         read = engine.scalar(f"SELECT count(*) FROM ({src})")
+        if read == 0:
+            raise InputError(
+                "the file holds no records", where=p.path, fix="check the export; remove it"
+            )
         _temp_sql(engine, "_ing_ids", mapped + _select("ingest/ids"), params)
         _temp(engine, "_ing_keys", "ingest/keys")
         _temp(engine, "_ing_cand", "ingest/candidates")
@@ -440,10 +444,6 @@ def _one(
         # on __row); `raw_sql` reads only those
         engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
         engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
-    if read == 0:
-        raise InputError(
-            "the file holds no records", where=p.path, fix="check the export; remove it"
-        )
     stats = InputStats(p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note)
     engine.run(
         "ingest/insert_input",
@@ -519,8 +519,7 @@ def _read_error(p: Prepared, e: Exception) -> InputError:
 
 
 def _temp(engine: Engine, table: str, query: str, **params: Any) -> None:
-    sql = queries.load(query)
-    engine.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS {sql}', **params)
+    _temp_sql(engine, table, queries.load(query), params)
 
 
 def _already(

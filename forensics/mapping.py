@@ -52,8 +52,8 @@ class Mapping:
     unit: str = "iso8601"
     timezone: str = "UTC"
     keep_extra_column: bool = False
-    # False only to fingerprint a mapping (integrity): ingest checks every { sql } again
-    # (checked_sql with DuckDB's parser) before it runs one
+    # False to fingerprint a mapping (integrity) or for ingest, which checks every { sql }
+    # on the case database (checked_sql with its connection) before it runs one
     check_sql: InitVar[bool] = True
 
     def __post_init__(self, check_sql: bool) -> None:
