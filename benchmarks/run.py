@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(HERE))
         print(json.dumps(STEPS[args.step](**json.loads(args.params))))
         return 0
-    from forensics.engine import DEFAULT_MEMORY_LIMIT
+    from forensics.engines import DEFAULT_MEMORY_LIMIT
 
     args.baseline_memory_limit = DEFAULT_MEMORY_LIMIT
     data = args.data_dir.resolve()

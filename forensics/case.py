@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CaseError, decode_utf8
+from .schema import ROLES
 
-ROLES = ("prefill", "decode")
 POLICIES = ("pool-walkback", "time-window")
 
 

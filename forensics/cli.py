@@ -2,20 +2,40 @@
 
 Each command parses options, calls one library function and prints. Data goes to stdout,
 messages to stderr; `_Commands.invoke` is the one error handler and `errors.EXIT_CODES` the
-exit codes (listed in `forensics --help`).
+exit codes (listed in `forensics --help`). All terminal presentation lives here: the tables
+of ingest and capacity, the progress bars, options and steps named as the command line
+names them (`cli_terms`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 import typer.core
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
-from .errors import EXIT_CODES, ForensicsError, ResourceError, system_error
+from .errors import EXIT_CODES, ForensicsError, ResourceError, render_terms, system_error
+
+if TYPE_CHECKING:
+    from .ingest import IngestReport
+    from .pipeline import CapacityResult
+    from .progress import Progress
+    from .synth.sample import SampleResult
+
+
+def cli_terms(name: str, is_command: bool) -> str:
+    """Options and steps as the command line names them: `--memory-limit`, `forensics run`."""
+    return f"forensics {name}" if is_command else "--" + name.replace("_", "-")
+
+
+def _say(text: str) -> str:
+    """A library message in the command line's terms."""
+    return render_terms(text, cli_terms)
 
 
 class _Commands(typer.core.TyperGroup):
@@ -28,7 +48,7 @@ class _Commands(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except ForensicsError as e:
-            err.print(f"error: {e.line()}", markup=False)
+            err.print(f"error: {e.line(cli_terms)}", markup=False)
             fault = system_error(e.__context__, faults_only=True)
             raise typer.Exit(ResourceError.exit_code if fault else e.exit_code) from None
         except Exception as e:
@@ -38,7 +58,7 @@ class _Commands(typer.core.TyperGroup):
                 raise
             known = system_error(e)
             if known is not None:
-                err.print(f"error: {known.line()}", markup=False)
+                err.print(f"error: {known.line(cli_terms)}", markup=False)
                 raise typer.Exit(known.exit_code) from None
             text = str(e).strip().splitlines()
             err.print(
@@ -78,7 +98,7 @@ MemOpt = Annotated[
     str | None,
     typer.Option(
         "--memory-limit",
-        # literal, not engine.DEFAULT_MEMORY_LIMIT: the CLI imports no engine at start-up
+        # literal, not engines.DEFAULT_MEMORY_LIMIT: the CLI imports no engine at start-up
         help="DuckDB memory limit, e.g. 8GB (default 1.5GB; spills past it).",
     ),
 ]
@@ -87,8 +107,126 @@ TempOpt = Annotated[
 ]
 
 
-def _progress() -> bool:
-    return err.is_terminal
+def _progress() -> Progress:
+    """A Rich progress bar on stderr when it is a terminal; silent otherwise."""
+    from .progress import SILENT
+
+    return _RichProgress() if err.is_terminal else SILENT
+
+
+class _RichProgress:
+    """The library's progress reports as a transient Rich bar on stderr."""
+
+    def __init__(self) -> None:
+        from rich.progress import Progress as Bar
+
+        self.bar: Bar | None = None
+        self.task: object = None
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+        columns = [TextColumn(step), BarColumn()]
+        if unit == "bytes":
+            columns.append(DownloadColumn())
+        self.bar = Progress(*columns, console=err, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(step, total=total)
+
+    def advance(self, amount: float = 1) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, amount)  # type: ignore[arg-type]
+
+    def done(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        self.bar = None
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        err.print(f"warning: {_say(warning)}", markup=False)
+
+
+def _ingest_table(report: IngestReport) -> Table:
+    """One row per input, then the totals."""
+    table = Table(title="ingest", show_footer=False)
+    table.add_column("input", overflow="fold")
+    for name in ("rows read", "loaded", "duplicates", "quarantined"):
+        table.add_column(name, justify="right")
+    table.add_column("note")
+    for s in report.inputs:
+        table.add_row(
+            Text(s.path),  # Text: a path such as logs/[x].jsonl is not Rich markup
+            f"{s.rows_read:,}",
+            f"{s.rows_loaded:,}",
+            f"{s.duplicates:,}",
+            f"{s.quarantined:,}",
+            Text(s.note or ""),
+        )
+    t = report.totals()
+    table.add_section()
+    table.add_row(
+        "total",
+        f"{t['rows_read']:,}",
+        f"{t['rows_loaded']:,}",
+        f"{t['duplicates']:,}",
+        f"{t['quarantined']:,}",
+        "",
+    )
+    return table
+
+
+def _capacity_text(result: CapacityResult) -> str:
+    """A plain-text table of the spans, then the findings (deterministic)."""
+    head = ("role", "node", "tokens", "context_len", "start", "end")
+    rows = [
+        (
+            e["role"],
+            e["node"],
+            str(e["tokens"]),
+            "" if e["context_len"] is None else str(e["context_len"]),
+            e["start"],
+            e["end"] or "(open)",
+        )
+        for e in result.entries
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [head, *rows]
+    ]
+    lines.append("")
+    if result.preflight:
+        lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
+        for f in result.preflight:
+            band = f["danger_band"]
+            lines.append(
+                f"  {f['role']} {f['node']} from {f['start']}: pool {f['tokens']} < window "
+                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens "
+                "pass validation but do not fit the pool"
+            )
+    else:
+        lines.append("pre-flight: every pool holds the context window")
+    if result.out is not None:
+        lines.append(f"wrote {len(result.entries)} [[capacity]] entries to {result.out}")
+    return "\n".join(lines)
+
+
+def _sample_text(result: SampleResult) -> str:
+    """The files written and the case's true figures."""
+    tr = result.truth
+    lines = [f"case: {result.out / 'incident.toml'}"]
+    lines += [f"  {p.relative_to(result.out).as_posix()}" for p in result.files]
+    lines.append(
+        f"requests: {tr['requests']}  exposure_count: {tr['exposure_count']}  "
+        f"affected_accounts: {tr['affected_accounts']}"
+    )
+    lines.append("bands: " + ", ".join(f"{k} {v}" for k, v in tr["bands"].items()))
+    lines.append(
+        "excluded_by_reason: " + ", ".join(f"{k} {v}" for k, v in tr["excluded_by_reason"].items())
+    )
+    return "\n".join(lines)
 
 
 @app.command()
@@ -149,9 +287,8 @@ def ingest(
         progress=_progress(),
         force=force,
     )
-    out.print(report.render())
-    for warning in report.warnings:
-        err.print(f"warning: {warning}", markup=False)
+    out.print(_ingest_table(report))
+    _warn(report.warnings)
 
 
 @app.command()
@@ -174,6 +311,7 @@ def analyze(
         forensics analyze incident.toml --db case.duckdb --out results/
     """
     from . import pipeline
+    from .render.headline import headline
 
     result = pipeline.analyze(
         case,
@@ -185,9 +323,8 @@ def analyze(
         memory_limit=memory_limit,
         temp_dir=temp_dir,
     )
-    out.print(pipeline.headline(result), markup=False)
-    for warning in result.warnings:
-        err.print(f"warning: {warning}", markup=False)
+    out.print(headline(result.summary, result.out), markup=False)
+    _warn(result.warnings)
 
 
 @app.command()
@@ -230,8 +367,7 @@ def notify(
     result = pipeline.notify(case, db, out_dir, engine=engine, spark_master=spark_master)
     for p in result.paths:
         out.print(str(p))
-    for warning in result.warnings:
-        err.print(f"warning: {warning}", markup=False)
+    _warn(result.warnings)
 
 
 @app.command()
@@ -251,6 +387,7 @@ def run(
         forensics run sample_logs/glm53/incident.toml --out results/
     """
     from . import pipeline
+    from .render.headline import headline
 
     result = pipeline.run(
         case,
@@ -262,9 +399,8 @@ def run(
         temp_dir=temp_dir,
         progress=_progress(),
     )
-    out.print(pipeline.headline(result), markup=False)
-    for warning in result.warnings:
-        err.print(f"warning: {warning}", markup=False)
+    out.print(headline(result.summary, result.out), markup=False)
+    _warn(result.warnings)
 
 
 @app.command()
@@ -280,9 +416,10 @@ def demo(
         forensics demo --out /tmp/glm53
     """
     from . import pipeline
+    from .render.headline import headline
 
     result = pipeline.demo(out_dir, progress=_progress())
-    out.print(pipeline.headline(result), markup=False)
+    out.print(headline(result.summary, result.out), markup=False)
 
 
 @app.command()
@@ -298,12 +435,12 @@ def sample(
 
         forensics sample --out /tmp/case --requests 1000000 --seed 7
     """
-    from . import sample as sample_mod
+    from .synth import sample as sample_mod
 
     written = sample_mod.generate(
         out_dir, requests=requests, seed=seed, fmt=fmt, progress=_progress()
     )
-    out.print(written.render())
+    out.print(_sample_text(written))
 
 
 @app.command()
@@ -327,12 +464,12 @@ def capacity(
 
         forensics capacity logs/prefill-*.log --db case.duckdb --context-window 1048576
     """
-    from . import capacity as capacity_mod
+    from . import pipeline
 
-    result = capacity_mod.derive(
+    result = pipeline.capacity(
         logs, db, context_window=context_window, out=out_file, node=node, role=role
     )
-    out.print(result.render(), markup=False)  # plain text: [[capacity]] is not markup
+    out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup
 
 
 def main() -> None:

@@ -1,4 +1,9 @@
-"""Errors the toolkit raises for bad input; the CLI prints them as one line and exits non-zero."""
+"""Errors the toolkit raises for bad input; the CLI prints them as one line and exits non-zero.
+
+Messages name the caller's inputs and the steps to run in library terms (`option("db")`,
+`command("analyze")`); each front end shows them in its own words (`render_terms`): `--db`
+and `forensics analyze` on the command line, `db=` in Python.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,30 @@ import errno
 import io
 import os
 import re
+from collections.abc import Callable
+
+_TERM = re.compile(r"\u27e6(!?)([a-z][a-z_]*)\u27e7")
+
+
+def option(name: str) -> str:
+    """How a message names the caller's input `name` (a command's option, a function's
+    argument): `--name` on the command line, `name=` in Python."""
+    return f"\u27e6{name}\u27e7"
+
+
+def command(name: str) -> str:
+    """How a message names the step `name` to run (`forensics NAME` on the command line)."""
+    return f"\u27e6!{name}\u27e7"
+
+
+def python_terms(name: str, is_command: bool) -> str:
+    """Terms as a Python caller reads them: `name=`, and the command for a step."""
+    return f"forensics {name}" if is_command else f"{name}="
+
+
+def render_terms(text: str, terms: Callable[[str, bool], str] = python_terms) -> str:
+    """`text` with every `option`/`command` reference in the words of `terms`."""
+    return _TERM.sub(lambda m: terms(m.group(2), bool(m.group(1))), text)
 
 
 class ForensicsError(Exception):
@@ -19,10 +48,10 @@ class ForensicsError(Exception):
         self.fix = fix
         super().__init__(self.line())
 
-    def line(self) -> str:
-        """The one-line message: `where: what (fix)`."""
+    def line(self, terms: Callable[[str, bool], str] = python_terms) -> str:
+        """The one-line message `where: what; fix`, options and steps named by `terms`."""
         text = f"{self.where}: {self.what}" if self.where else self.what
-        return f"{text}; {self.fix}" if self.fix else text
+        return render_terms(f"{text}; {self.fix}" if self.fix else text, terms)
 
 
 class InputError(ForensicsError):
@@ -67,13 +96,14 @@ EXIT_CODES = {
     4: "the system refused a file or resource (disk full, read-only, permission, memory)",
 }
 
+_OUT, _DB = option("out"), option("db")
 # errno -> fix: the system refused (exit 4) ...
 _FAULTS = {
-    errno.ENOSPC: "free space there, or write to another --out / --db / --temp-dir",
-    errno.EDQUOT: "free space within your quota, or write to another --out / --db",
-    errno.EROFS: "that file system is read-only: write to another --out / --db",
-    errno.EACCES: "check the permissions of that path, or use another --out / --db",
-    errno.EPERM: "check the permissions of that path, or use another --out / --db",
+    errno.ENOSPC: f"free space there, or write to another {_OUT} / {_DB} / {option('temp_dir')}",
+    errno.EDQUOT: f"free space within your quota, or write to another {_OUT} / {_DB}",
+    errno.EROFS: f"that file system is read-only: write to another {_OUT} / {_DB}",
+    errno.EACCES: f"check the permissions of that path, or use another {_OUT} / {_DB}",
+    errno.EPERM: f"check the permissions of that path, or use another {_OUT} / {_DB}",
     errno.EFBIG: "the file outgrew the file system's or the process's limit (ulimit -f)",
     errno.EIO: "the device reported an I/O error: check the disk",
 }
@@ -121,7 +151,8 @@ def _system_error(e: BaseException, faults_only: bool) -> ForensicsError | None:
     if isinstance(e, duckdb.OutOfMemoryException):
         return ResourceError(
             f"DuckDB ran out of memory ({first})",
-            fix="raise --memory-limit, or give --temp-dir on a disk with room to spill",
+            fix=f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with "
+            "room to spill",
         )
     for table, kind in ((_FAULTS, ResourceError), (_PATHS, InputError)):
         for code, fix in table.items():
@@ -147,3 +178,9 @@ def _open_file(e: BaseException) -> str | None:
             if isinstance(value, io.IOBase) and isinstance(name, str | bytes):
                 return os.fsdecode(name)
     return None
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's text (its type's name when it has none)."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

@@ -1,4 +1,4 @@
-"""Source mappings (`*.mapping.toml`, SPEC.md "Source mappings") and the built-in profiles.
+"""Source mappings (`*.mapping.toml`, docs: "Mappings") and the built-in profiles.
 
 A mapping says, for each canonical field, where its value comes from in a source record: a
 source path (a column, or a dotted path into nested JSON / Parquet structs), one DuckDB scalar
@@ -11,14 +11,16 @@ JSON column. Loading is strict: an unknown key or field is refused with file, ke
 from __future__ import annotations
 
 import functools
+import json
 import re
 import tomllib
 import zoneinfo
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from .errors import InputError, decode_utf8
+from .errors import InputError, decode_utf8, option
+from .formats import digest
 from .schema import MAPPABLE, REQUEST_FIELDS
 
 FORMATS = ("jsonl", "csv", "parquet", "sglang")
@@ -32,8 +34,9 @@ Kind = Literal["path", "sql", "const"]
 
 
 @dataclass(frozen=True)
-class Source:
-    """Where one value comes from. `optional` paths (profiles only) may be absent."""
+class FieldSource:
+    """Where one canonical field's value comes from. `optional` paths (profiles only) may be
+    absent."""
 
     kind: Kind
     value: Any
@@ -43,12 +46,12 @@ class Source:
 
 @dataclass(frozen=True)
 class Mapping:
-    """A validated mapping: canonical field -> Source, extras, time rules, and its origin."""
+    """A validated mapping: canonical field -> FieldSource, extras, time rules, and its origin."""
 
     origin: str
     format: str | None = None
-    fields: dict[str, Source] = field(default_factory=dict)
-    extra: dict[str, Source] = field(default_factory=dict)
+    fields: dict[str, FieldSource] = field(default_factory=dict)
+    extra: dict[str, FieldSource] = field(default_factory=dict)
     unit: str = "iso8601"
     timezone: str = "UTC"
     keep_extra_column: bool = False
@@ -67,7 +70,7 @@ class Mapping:
         loc = f"{self.origin}:{line}" if line else self.origin
         return f"{loc} ({key})"
 
-    def sql_sources(self) -> list[tuple[str, str, Source]]:
+    def sql_sources(self) -> list[tuple[str, str, FieldSource]]:
         """(section, key, source) of every { sql = ... }."""
         return [
             (section, key, src)
@@ -76,10 +79,12 @@ class Mapping:
             if src.kind == "sql"
         ]
 
-    def checked_sql(self, section: str, key: str, src: Source, con: Any = None) -> str:
-        """The sql of `src` if it is one allowed scalar expression (on DuckDB's own parse, with
-        `con` or a private in-memory database); else InputError naming file, line and key."""
-        problem = sql_problem(src.value, con)
+    def checked_sql(
+        self, section: str, key: str, src: FieldSource, parser: SqlParser | None = None
+    ) -> str:
+        """The sql of `src` if it is one allowed scalar expression (on DuckDB's own parse, by
+        `parser` or a private in-memory database); else InputError naming file, line and key."""
+        problem = sql_problem(src.value, parser)
         if problem is not None:
             raise InputError(
                 f"sql {problem}", where=self.where(f"{section}.{key}", src.line), fix=SQL_FIX
@@ -91,27 +96,27 @@ def profile(name: str) -> Mapping:
     """A built-in mapping by name: `canonical`, `openai` or `sglang`."""
     if name == "canonical":
         fields = {
-            f.name: Source("path", f.name, optional=not f.required or f.name == "request_id")
+            f.name: FieldSource("path", f.name, optional=not f.required or f.name == "request_id")
             for f in REQUEST_FIELDS
         }
         return Mapping(origin="profile canonical", fields=fields, keep_extra_column=True)
     if name == "openai":
         fields = {
-            "request_id": Source("path", "id"),
-            "ts": Source("path", "created"),
-            "model": Source("path", "model"),
-            "account_id": Source("path", "user"),
-            "prompt_tokens": Source("path", "usage.prompt_tokens"),
-            "completion_tokens": Source("path", "usage.completion_tokens", optional=True),
-            "status": Source("path", "status", optional=True),
+            "request_id": FieldSource("path", "id"),
+            "ts": FieldSource("path", "created"),
+            "model": FieldSource("path", "model"),
+            "account_id": FieldSource("path", "user"),
+            "prompt_tokens": FieldSource("path", "usage.prompt_tokens"),
+            "completion_tokens": FieldSource("path", "usage.completion_tokens", optional=True),
+            "status": FieldSource("path", "status", optional=True),
         }
         return Mapping(origin="profile openai", fields=fields, unit="s")
     if name == "sglang":
         return Mapping(origin="profile sglang", format="sglang")
     raise InputError(
         f"unknown profile {name!r}",
-        where="--profile",
-        fix=f"use one of {', '.join(PROFILES)}, or pass --mapping FILE",
+        where=option("profile"),
+        fix=f"use one of {', '.join(PROFILES)}, or give a mapping file",
     )
 
 
@@ -121,9 +126,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
     which checks each { sql } on the case database before it runs it."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(
-            "mapping file not found", where=str(p), fix="check the path given to --mapping"
-        )
+        raise InputError("mapping file not found", where=str(p), fix="check the path")
     text = decode_utf8(p.read_bytes(), str(p), InputError)
     try:
         data = tomllib.loads(text)
@@ -152,7 +155,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
         raise err("must be a table", None, "fields", "write it as a [fields] section")
     if fmt != "sglang" and not fields_tbl:
         raise err("no fields mapped", None, "fields", "add a [fields] section")
-    fields: dict[str, Source] = {}
+    fields: dict[str, FieldSource] = {}
     for key, spec in fields_tbl.items():
         if key not in MAPPABLE:
             raise err(
@@ -162,8 +165,8 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
                 f"canonical fields are: {', '.join(f.name for f in REQUEST_FIELDS)}",
             )
         src = _source(spec, lambda w, k=key: err(w, "fields", k, _SOURCE_FIX))
-        fields[key] = Source(src.kind, src.value, _key_line(text, "fields", key))
-    extra: dict[str, Source] = {}
+        fields[key] = FieldSource(src.kind, src.value, _key_line(text, "fields", key))
+    extra: dict[str, FieldSource] = {}
     extra_tbl = data.get("extra", {})
     if not isinstance(extra_tbl, dict):
         raise err("must be a table", None, "extra", "write it as an [extra] section")
@@ -171,7 +174,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
         if not _EXTRA_NAME.match(key):
             raise err("bad extra name", "extra", key, "use letters, digits and _ only")
         src = _source(spec, lambda w, k=key: err(w, "extra", k, _SOURCE_FIX))
-        extra[key] = Source(src.kind, src.value, _key_line(text, "extra", key))
+        extra[key] = FieldSource(src.kind, src.value, _key_line(text, "extra", key))
     ts_tbl = data.get("timestamp", {})
     if not isinstance(ts_tbl, dict):
         raise err("must be a table", None, "timestamp", "write it as a [timestamp] section")
@@ -214,11 +217,11 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
 _SOURCE_FIX = 'write a source path ("a.b"), { sql = "DuckDB expression" } or { const = value }'
 
 
-def _source(spec: Any, err: Any) -> Source:
+def _source(spec: Any, err: Any) -> FieldSource:
     if isinstance(spec, str):
         if not spec.strip():
             raise err("empty source path")
-        return Source("path", spec)
+        return FieldSource("path", spec)
     if isinstance(spec, dict):
         if len(spec) != 1 or next(iter(spec)) not in ("sql", "const"):
             raise err(f"a field table takes exactly one of sql/const, got {sorted(spec)}")
@@ -229,7 +232,7 @@ def _source(spec: Any, err: Any) -> Source:
             raise err("const must be a string, number or boolean")
         if kind == "const" and isinstance(value, int) and not -(2**63) <= value < 2**63:
             raise err("const number too large (TOML integers are 64-bit)")
-        return Source(kind, value)
+        return FieldSource(kind, value)
     raise err(f"unsupported value of type {type(spec).__name__}")
 
 
@@ -289,30 +292,44 @@ SQL_FIX = (
 )
 
 
-def sql_problem(text: Any, con: Any = None) -> str | None:
+class SqlParser(Protocol):
+    """What parses a { sql } expression: a DuckDB engine (its `scalar`)."""
+
+    def scalar(self, sql: str, **params: Any) -> Any:
+        """The first value of the first row of `sql`."""
+
+
+def sql_problem(text: Any, parser: SqlParser | None = None) -> str | None:
     """Why `text` is not one scalar expression a mapping's { sql } may hold, or None when it
-    is: the rules of `duckdb_sql_problem`, on `con` or a private in-memory database (parsing
-    only: nothing is read or run)."""
+    is: the rules of `duckdb_sql_problem`, by `parser` or a private in-memory database
+    (parsing only: nothing is read or run)."""
     if not isinstance(text, str) or not text.strip():
         return "must be a non-empty string"
-    return duckdb_sql_problem(con if con is not None else _parser(), text)
+    return duckdb_sql_problem(parser if parser is not None else _parser(), text)
+
+
+class _PrivateParser:
+    """A private in-memory DuckDB that only parses."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self.con = duckdb.connect()
+
+    def scalar(self, sql: str, **params: Any) -> Any:
+        rows = self.con.execute(sql, params).fetchall()
+        return rows[0][0] if rows else None
 
 
 @functools.cache
-def _parser() -> Any:
-    import duckdb
-
-    return duckdb.connect()
+def _parser() -> SqlParser:
+    return _PrivateParser()
 
 
-def duckdb_sql_problem(con: Any, text: str) -> str | None:
+def duckdb_sql_problem(parser: SqlParser, text: str) -> str | None:
     """The rules of `sql_problem` on DuckDB's own parse of `text` (json_serialize_sql parses
     and never runs), so the check sees exactly what DuckDB would execute."""
-    import json
-
-    doc = json.loads(
-        con.execute("SELECT json_serialize_sql($q)", {"q": f"SELECT {text}"}).fetchone()[0]
-    )
+    doc = json.loads(parser.scalar("SELECT json_serialize_sql($q)", q=f"SELECT {text}"))
     if doc.get("error"):
         return f"does not parse as one SQL expression ({doc.get('error_message', '')})"
     stmts = doc["statements"]
@@ -348,3 +365,19 @@ def duckdb_sql_problem(con: Any, text: str) -> str | None:
         return next((p for p in map(walk, o.values()) if p), None)
 
     return walk(node["select_list"])
+
+
+def mapping_digest(m: Mapping) -> str:
+    """sha256 of what a mapping does (format, fields, extras, time rules), not of its text:
+    a comment or its file name does not change it; a built-in profile has one too."""
+    fields = {k: [s.kind, s.value, s.optional] for k, s in sorted(m.fields.items())}
+    extra = {k: [s.kind, s.value, s.optional] for k, s in sorted(m.extra.items())}
+    body = {
+        "format": m.format,
+        "fields": fields,
+        "extra": extra,
+        "unit": m.unit,
+        "timezone": m.timezone,
+        "keep_extra_column": m.keep_extra_column,
+    }
+    return digest(body)

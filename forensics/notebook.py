@@ -3,10 +3,9 @@
 An `Investigation` holds one case file and its open case database and answers questions as
 Polars frames (`summary`, `exposed`, `bands`, `excluded`, `data_owners`, `classification`,
 `account`, `sql`) and Altair charts (`timeline_chart`, `size_chart`, `daily_chart`,
-`hourly_chart`). It runs nothing of its own: ingest, bands, data owners, classification and
-the summary are the library's steps (`forensics.ingest`, `.exposure`, `.owners`,
-`.classify`, `.evidence`, `.summary`), the charts are `forensics.charts` builders fed by the
-report's queries, so every figure equals `forensics run` / `forensics demo` on the same case.
+`hourly_chart`). It runs nothing of its own: ingest and the analysis are the steps of
+`forensics.pipeline`, the charts are the report's (`forensics.render.figures`), so every
+figure equals `forensics run` / `forensics demo` on the same case.
 
 Where the database comes from (`open_case(case, db=...)`):
 - `db=None`: the case's `[[source]]` logs are ingested into a fresh `case.duckdb` in a
@@ -32,6 +31,7 @@ import json
 import shutil
 import tempfile
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,11 +39,15 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from . import charts, exposure, integrity, queries, report, scratch
+from . import pipeline, scratch
+from .analysis import integrity
 from .case import Case, load_case
-from .engine import Engine
+from .engines import DuckDBEngine, queries
 from .errors import ForensicsError, InputError
-from .pipeline import CASE_DB, AnalysisResult, headline, ingest_sources, summarize
+from .render import figures
+from .render import report as report_page
+from .render.headline import headline
+from .schema import BAND_MEANINGS, BANDS
 
 ANALYSIS_TABLES = (
     "bands",
@@ -85,7 +89,7 @@ class AccountView:
 
     def band_counts(self) -> dict[str, int]:
         """The account's requests per band (every band, 0 where none)."""
-        counts = dict.fromkeys(exposure.BANDS, 0)
+        counts = dict.fromkeys(BANDS, 0)
         for band, n in self.requests.group_by("band").len().iter_rows():
             counts[band] = int(n)
         return counts
@@ -134,10 +138,10 @@ class Investigation:
         self._tmp: Path | None = None
         if db is None:  # named with the pid: a killed kernel's folder is swept next time
             self._tmp = scratch.make_dir(tempfile.gettempdir(), "kv-forensics-")
-            db = self._tmp / CASE_DB
+            db = self._tmp / pipeline.CASE_DB
         self.db = Path(db)
         self.db.parent.mkdir(parents=True, exist_ok=True)
-        self.engine = Engine(self.db, memory_limit=memory_limit)
+        self.engine = DuckDBEngine(self.db, memory_limit=memory_limit)
         self._finalizer = weakref.finalize(self, _release, self.engine, self._tmp)
         try:
             if not self.engine.table_exists("requests"):
@@ -170,12 +174,11 @@ class Investigation:
     def analyze(self) -> dict[str, Any]:
         """(Re)run the analysis (bands, data owners, classification) on the database; returns
         the summary. Needed after the case file or the database changed under this object."""
-        integrity.clear(self.engine)
-        exposure.compute_bands(self.engine, self.case, self.exclusions)
         self._summary = None
-        summary = self.summary()
-        integrity.record(self.engine, self.case, self.exclusions, summary)
-        return summary
+        summary, warnings = pipeline.analyze_case(self.engine, self.case, self.exclusions)
+        self._summary = summary
+        self.warnings.extend(w for w in warnings if w not in self.warnings)
+        return self.summary()
 
     # --- figures ------------------------------------------------------------------------
 
@@ -187,26 +190,26 @@ class Investigation:
 
     def headline(self) -> str:
         """The figures a responder reads first, as `forensics demo` / `run` print them."""
-        return headline(AnalysisResult(summary=self.summary()))
+        return headline(self.summary())
 
     def bands(self, band: str | None = None) -> pl.DataFrame:
         """Without `band`: requests per band (band, requests, meaning), every band listed.
         With `band`: that band's requests (rows of `bands`), oldest first."""
         if band is None:
-            counts = exposure.band_counts(self.engine)
+            counts = self.summary()["bands"]
             return pl.DataFrame(
                 {
-                    "band": list(exposure.BANDS),
-                    "requests": [counts[b] for b in exposure.BANDS],
-                    "meaning": [charts.BAND_LABELS.get(b, "") for b in exposure.BANDS],
+                    "band": list(BANDS),
+                    "requests": [counts.get(b, 0) for b in BANDS],
+                    "meaning": [BAND_MEANINGS[b] for b in BANDS],
                 },
                 schema={"band": pl.String, "requests": pl.Int64, "meaning": pl.String},
             )
-        if band not in exposure.BANDS:
+        if band not in BANDS:
             raise InputError(
                 f"unknown band {band!r}",
                 where="bands(band=...)",
-                fix="use one of " + ", ".join(exposure.BANDS),
+                fix="use one of " + ", ".join(BANDS),
             )
         return self.engine.frame("notebook/band_rows", band=band)
 
@@ -221,23 +224,23 @@ class Investigation:
     def excluded(self) -> pl.DataFrame:
         """Per excluded account: reason, requests in band `excluded`, requests in the window
         (empty when exclusions are off)."""
-        return self.engine.frame("report/exclusions")
+        return report_page.excluded_accounts(self.engine)
 
     def data_owners(self, per_account: bool = False) -> pl.DataFrame:
         """Every (exposed request, data-owner request) pair; with `per_account`, one row per
         owner account (requests at risk, exposures that could have read them, first/last)."""
         if per_account:
-            return self.engine.frame("report/owner_accounts")
+            return report_page.owner_accounts(self.engine)
         return self.engine.frame("notebook/data_owners")
 
     def classification(self) -> pl.DataFrame:
         """Per-account usage-classification evidence (classification_accounts), flagged first."""
-        frame = self.engine.frame("report/table", table="classification_accounts")
+        frame = self.engine.read_table("classification_accounts")
         return frame.sort(["flagged", "account_id"], descending=[True, False])
 
     def classification_tests(self) -> pl.DataFrame:
         """The classification's tests: statistic, p-value and detail of each."""
-        return self.engine.frame("report/table", table="classification_tests")
+        return self.engine.read_table("classification_tests")
 
     def account(self, account_id: str) -> AccountView:
         """One account's requests in the window, classification evidence and data owners."""
@@ -277,34 +280,21 @@ class Investigation:
 
     # --- charts -------------------------------------------------------------------------
 
-    def timeline_chart(self) -> alt.VConcatChart:
+    def timeline_chart(self) -> alt.TopLevelMixin:
         """The incident timeline of the report: case events, window, every exposed response."""
-        report.use_offline_renderer()
-        start, end = self._window()
-        exposed = self.engine.frame("report/exposed")
-        return charts.timeline_chart(report.events_frame(self.case), exposed, start, end)
+        return _shown(figures.timeline(self.engine, self.case))
 
-    def size_chart(self) -> alt.LayerChart:
+    def size_chart(self) -> alt.TopLevelMixin:
         """Prompt size against the prefill capacity in force (the report's chart)."""
-        report.use_offline_renderer()
-        start, end = self._window()
-        points = self.engine.frame(
-            "report/size_points",
-            min_prompt=self.case.baseline.min_prompt_tokens,
-            cap=report.SIZE_CHART_CAP,
-        )
-        capacity = report.capacity_frame(self.case)
-        return charts.size_chart(points, capacity, self.case.context_window, start, end)
+        return _shown(figures.size(self.engine, self.case))
 
-    def daily_chart(self) -> alt.LayerChart:
+    def daily_chart(self) -> alt.TopLevelMixin:
         """Exposed responses per day against the baseline long-context volume."""
-        report.use_offline_renderer()
-        return charts.daily_chart(self._profiles()[0])
+        return _shown(figures.daily(self.engine))
 
-    def hourly_chart(self) -> alt.Chart:
+    def hourly_chart(self) -> alt.TopLevelMixin:
         """Hour-of-day profile of exposed responses against the baseline."""
-        report.use_offline_renderer()
-        return charts.hourly_chart(self._profiles()[1])
+        return _shown(figures.hourly(self.engine))
 
     # --- display ------------------------------------------------------------------------
 
@@ -337,9 +327,7 @@ class Investigation:
             ("Verdict", f"{s['verdict']} (flagged: {flagged})"),
         ]
         ingest = s.get("ingest") or {}
-        bands = [
-            (b, f"{s['bands'].get(b, 0):,}", charts.BAND_LABELS.get(b, "")) for b in exposure.BANDS
-        ]
+        bands = [(b, f"{s['bands'].get(b, 0):,}", BAND_MEANINGS[b]) for b in BANDS]
         window = f"{s['window']['start']} to {s['window']['end']}"
         parts = [
             '<div class="kv-forensics-case">',
@@ -374,9 +362,9 @@ class Investigation:
             raise ForensicsError(
                 "the case database holds no requests and the case file names no [[source]]",
                 where=str(self.case.path),
-                fix="add [[source]] entries, or pass db= a database loaded by forensics ingest",
+                fix="add [[source]] entries, or pass db= a database that forensics ingest loaded",
             )
-        self.warnings.extend(ingest_sources(self.engine, self.case))
+        self.warnings.extend(pipeline.ingest_sources(self.engine, self.case))
 
     def _stale_reason(self) -> str | None:
         """Why the stored analysis cannot be reused (None when it can): a table is missing,
@@ -387,24 +375,24 @@ class Investigation:
 
     def _summarize(self) -> dict[str, Any]:
         """The summary from the current `bands`: the analyze steps after the bands, in order."""
-        exposure.load_case_tables(self.engine, self.case, self.exclusions)
-        summary, warnings = summarize(self.engine, self.case, self.exclusions)
+        summary, warnings = pipeline.summarize_stored(self.engine, self.case, self.exclusions)
         self.warnings.extend(w for w in warnings if w not in self.warnings)
         return summary
-
-    def _window(self) -> tuple[str, str]:
-        return charts.iso(self.case.window_start), charts.iso(self.case.window_end)
-
-    def _profiles(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        profile = self.engine.frame("report/table", table="classification_profile")
-        return report.profile_frames(profile)
 
 
 _INGEST = ("rows_read", "rows_loaded", "duplicates", "quarantined")
 _NO_ANALYSIS = "no analysis tables"
 
 
-def _release(engine: Engine, tmp: Path | None) -> None:
+def _shown(figure: figures.Figure) -> alt.TopLevelMixin:
+    """A figure's chart, drawn offline in Jupyter; InputError when it cannot be drawn."""
+    if figure.chart is None or figure.missing:
+        raise InputError(figure.missing, fix="run the analysis first (Investigation.analyze())")
+    figures.use_offline_renderer()
+    return figure.chart
+
+
+def _release(engine: DuckDBEngine, tmp: Path | None) -> None:
     """Close the engine and remove the temporary folder (if any); safe to call twice."""
     engine.close()
     if tmp is not None:
@@ -430,7 +418,7 @@ def _owner_text(frame: pl.DataFrame) -> str:
     )
 
 
-def _table(columns: list[str], rows: list[tuple[str, ...]], header: bool = True) -> str:
+def _table(columns: list[str], rows: Sequence[Sequence[Any]], header: bool = True) -> str:
     """A small HTML table of display strings (escaped)."""
     head = (
         "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr></thead>"

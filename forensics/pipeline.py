@@ -1,34 +1,39 @@
-"""The end-to-end steps behind the commands: analyze, notify, report, run, demo.
+"""The one sequencer: the end-to-end steps behind the commands and the notebook (run, analyze,
+notify, report, demo, capacity).
 
-Each step opens the case database, does its work through `forensics.engine.Engine`, writes
-its outputs into the `out` folder and returns what the CLI prints. Outputs are
+Each step opens the case store through `forensics.engines`, calls the stages in order
+(ingest -> analysis -> render) and returns what the front ends show. Outputs are
 deterministic: re-running into the same folder gives byte-identical files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import classify, evidence, exposure, integrity, owners, scratch
-from . import engine as engines
-from . import ingest as ingest_mod
-from . import notify as notify_mod
-from . import report as report_mod
+from . import engines, ingest, scratch
+from .analysis import capacity as capacity_timeline
+from .analysis import classify, evidence, exposure, integrity, owners
+from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
-from .engine import Engine
-from .errors import AnalysisError, ForensicsError, InputError
-from .notify import NotifyResult
-from .outputs import printable
-from .summary import build_summary, write_summary
+from .engines import DuckDBEngine, EngineOptions, SQLEngine
+from .errors import AnalysisError, ForensicsError, InputError, command, option
+from .progress import SILENT, Progress
+from .render import capacity_entries
+from .render import notify as notify_lists
+from .render import report as report_page
+from .render.notify import NotifyResult
+from .schema import InputStats
 
 DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
 CASE_DB = "case.duckdb"
-PARQUET_STORE = "requests"  # run --engine spark: the Parquet case store under out/
+PARQUET_STORE = "requests"  # run on an exported store: the Parquet case store under out/
+RUN_SCRATCH = ".forensics-run-"  # run's work folder beside out: .OUT.forensics-run-PID-XXXX
 
 
 @dataclass
@@ -41,58 +46,36 @@ class AnalysisResult:
     out: Path | None = None
 
 
-@contextlib.contextmanager
-def open_engine(
-    db: Path,
-    engine: str = "duckdb",
-    *,
-    spark_master: str | None = None,
-    memory_limit: str | None = None,
-    temp_dir: Path | None = None,
-    must_exist: bool = True,
-) -> Iterator[Engine]:
-    """The SQL engine on the case database `db` (DuckDB: a file; Spark: a Parquet case
-    store as `forensics ingest --to-parquet DIR` writes it)."""
-    check_engine(engine)
-    if must_exist and "://" not in str(db) and not _store_exists(Path(db), engine):
-        raise InputError(
-            "case database not found",
-            where=str(db),
-            fix=(
-                "load logs first: forensics ingest LOG... --db DB (or use forensics run)"
-                if engine == "duckdb"
-                else "with --engine spark, --db is the folder of forensics ingest ... "
-                "--to-parquet DIR (or use forensics run --engine spark)"
-            ),
-        )
-    eng = engines.open_engine(
-        engine, db, spark_master=spark_master, memory_limit=memory_limit, temp_dir=temp_dir
-    )
-    try:
-        yield eng
-    finally:
-        eng.close()
+@dataclass
+class CapacityResult:
+    """The capacity timeline derived from engine logs, the pre-flight findings, the input
+    accounting, and the `[[capacity]]` file written (when asked)."""
+
+    entries: list[dict[str, Any]]
+    preflight: list[dict[str, Any]]
+    inputs: list[InputStats] = field(default_factory=list)
+    context_window: int | None = None
+    out: Path | None = None
+
+    def toml(self) -> str:
+        """The entries as `[[capacity]]` tables for a case file."""
+        return capacity_entries.to_toml(self.entries)
 
 
-def _store_exists(db: Path, engine: str) -> bool:
-    return db.is_file() if engine == "duckdb" else db.is_dir()
-
-
-def check_engine(engine: str) -> None:
-    """Refuse an engine name this toolkit does not know."""
-    if engine not in engines.ENGINES:
-        raise ForensicsError(
-            f"unknown engine {engine!r}", where="--engine", fix="use duckdb or spark"
-        )
+# --- steps on an open engine (the notebook uses these too) ---------------------------------
 
 
 def ingest_sources(
-    eng: Engine, case: Case, *, temp_dir: str | Path | None = None, progress: bool = False
+    eng: DuckDBEngine,
+    case: Case,
+    *,
+    temp_dir: str | Path | None = None,
+    progress: Progress = SILENT,
 ) -> list[str]:
     """Ingest every `[[source]]` of the case into the open database; returns the warnings."""
     warnings: list[str] = []
     for source in case.sources:
-        report_ = ingest_mod.ingest_into(
+        report_ = ingest.ingest_into(
             eng,
             [source.path],
             mapping=source.mapping,
@@ -106,7 +89,9 @@ def ingest_sources(
     return warnings
 
 
-def summarize(eng: Engine, case: Case, exclusions: bool = True) -> tuple[dict[str, Any], list[str]]:
+def summarize(
+    eng: SQLEngine, case: Case, exclusions: bool = True
+) -> tuple[dict[str, Any], list[str]]:
     """The analysis steps after the bands (data owners, classification, engine evidence) and
     the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
     attribution = owners.attribute(eng, case)
@@ -129,19 +114,41 @@ def summarize(eng: Engine, case: Case, exclusions: bool = True) -> tuple[dict[st
     return summary, warnings
 
 
-def analyze_engine(eng: Engine, case: Case, out: Path, exclusions: bool = True) -> AnalysisResult:
-    """Bands, data owners, classification on an open engine; writes summary + exposed CSV
-    and records what the analysis was computed from (`forensics.integrity`)."""
+def summarize_stored(
+    eng: SQLEngine, case: Case, exclusions: bool = True
+) -> tuple[dict[str, Any], list[str]]:
+    """`summarize` on an analysis already in the case database (its `bands`): the case
+    tables are written again first, as the steps after the bands read them."""
+    exposure.load_case_tables(eng, case, exclusions)
+    return summarize(eng, case, exclusions)
+
+
+def analyze_case(
+    eng: SQLEngine, case: Case, exclusions: bool = True
+) -> tuple[dict[str, Any], list[str]]:
+    """The whole analysis on an open engine (bands, data owners, classification, engine
+    evidence), recorded with what it was computed from; returns (summary, warnings)."""
     integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
     exposure.compute_bands(eng, case, exclusions)
     summary, warnings = summarize(eng, case, exclusions)
+    integrity.record(eng, case, exclusions, summary)
+    return summary, warnings
+
+
+def analyze_engine(
+    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True
+) -> AnalysisResult:
+    """`analyze_case`, then summary.json and exposed_requests.csv in `out`."""
+    summary, warnings = analyze_case(eng, case, exclusions)
     out.mkdir(parents=True, exist_ok=True)
     paths = [
         write_summary(summary, out / "summary.json"),
         exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
     ]
-    integrity.record(eng, case, exclusions, summary)
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
+
+
+# --- the commands ----------------------------------------------------------------------------
 
 
 def analyze(
@@ -156,13 +163,8 @@ def analyze(
 ) -> AnalysisResult:
     """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
     case = load_case(case_path)
-    with open_engine(
-        Path(db),
-        engine,
-        spark_master=spark_master,
-        memory_limit=memory_limit,
-        temp_dir=Path(temp_dir) if temp_dir else None,
-    ) as eng:
+    options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
+    with engines.connect(engine, db, options) as eng:
         return analyze_engine(eng, case, Path(out), exclusions)
 
 
@@ -176,9 +178,9 @@ def notify(
     """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
     file on the database's current inputs; refused otherwise)."""
     case = load_case(case_path)
-    with open_engine(Path(db), engine, spark_master=spark_master) as eng:
+    with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, out=out)
-        return notify_mod.write_lists(eng, case, Path(out))
+        return notify_lists.write_lists(eng, case, Path(out))
 
 
 def report(
@@ -193,26 +195,27 @@ def report(
     otherwise)."""
     case = load_case(case_path)
     out = Path(out)
+    summary = _summary_of(out, case.path, db)
+    with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
+        integrity.check(eng, case, db, summary=summary, out=out)
+        return report_page.render_report(eng, case, summary, out)
+
+
+def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:
+    """The summary.json an earlier analyze wrote into `out`."""
     summary_path = out / "summary.json"
+    fix = f"run {command('analyze')} {case_path} {option('db')} {db} {option('out')} {out} first"
     if not summary_path.is_file():
         raise AnalysisError(
-            "no summary.json in the output folder",
-            where=str(summary_path),
-            fix="run forensics analyze with the same --out first",
+            "no summary.json in the output folder", where=str(summary_path), fix=fix
         )
-    import json
-
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        summary: dict[str, Any] = json.loads(summary_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise AnalysisError(
-            f"summary.json cannot be read ({e})",
-            where=str(summary_path),
-            fix="run forensics analyze with the same --out again",
+            f"summary.json cannot be read ({e})", where=str(summary_path), fix=fix
         ) from None
-    with open_engine(Path(db), engine, spark_master=spark_master) as eng:
-        integrity.check(eng, case, db, summary=summary, out=out)
-        return _render(eng, case, summary, out)
+    return summary
 
 
 def run(
@@ -223,12 +226,12 @@ def run(
     spark_master: str | None = None,
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
-    progress: bool = False,
+    progress: Progress = SILENT,
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
     analyze, notify and report into `out`. Everything is written into a scratch folder
     beside `out` and moved into `out` at the end: a failed run leaves `out` as it was."""
-    check_engine(engine)
+    chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
         raise ForensicsError(
@@ -240,21 +243,16 @@ def run(
     work = _work_folder(out)
     try:
         db = work / CASE_DB
-        with open_engine(
-            db,
-            "duckdb",
-            memory_limit=memory_limit,
-            temp_dir=Path(temp_dir) if temp_dir else None,
-            must_exist=False,
-        ) as eng:
+        with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
             warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
-            with _analysis_engine(eng, engine, work, spark_master) as analysis:
+            options = EngineOptions(spark_master=spark_master)
+            with _analysis_engine(eng, chosen, work, options) as analysis:
                 result = analyze_engine(analysis, case, work, exclusions)
                 result.warnings[:0] = warnings
-                lists = notify_mod.write_lists(analysis, case, work)
+                lists = notify_lists.write_lists(analysis, case, work)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)
-                result.paths.extend(_render(analysis, case, result.summary, work))
+                result.paths.extend(report_page.render_report(analysis, case, result.summary, work))
         result.paths.insert(0, db)
         try:
             scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
@@ -267,12 +265,9 @@ def run(
     return result
 
 
-RUN_SCRATCH = ".forensics-run-"  # run's work folder beside --out: .OUT.forensics-run-PID-XXXX
-
-
 def _work_folder(out: Path) -> Path:
     """A new, empty folder beside `out` (same file system: moving its files is a rename)."""
-    parent = out.resolve().parent  # beside the folder a symlinked --out points at
+    parent = out.resolve().parent  # beside the folder a symlinked out points at
     try:
         parent.mkdir(parents=True, exist_ok=True)
         return scratch.make_dir(parent, f".{out.name}{RUN_SCRATCH}")
@@ -284,30 +279,30 @@ def _out_error(what: str, out: Path, e: OSError) -> ForensicsError:
     return ForensicsError(
         f"{what} ({e.strerror or e})",
         where=str(out),
-        fix="check the folder is writable and has room, or choose another --out",
+        fix=f"check the folder is writable and has room, or choose another {option('out')}",
     )
 
 
 @contextlib.contextmanager
 def _analysis_engine(
-    ingested: Engine, engine: str, out: Path, spark_master: str | None
-) -> Iterator[Any]:
-    """The engine that analyzes what `run` ingested: the same DuckDB database, or (spark)
-    a Parquet case store exported from it into out/requests (+ out/requests_tables);
-    ingest is DuckDB's job."""
-    if engine == "duckdb":
+    ingested: DuckDBEngine, chosen: engines.EngineKind, out: Path, options: EngineOptions
+) -> Iterator[SQLEngine]:
+    """The engine that analyzes what `run` ingested: the same DuckDB database, or a
+    Parquet case store exported from it into out/requests (+ out/requests_tables) for an
+    engine that reads one; ingest is DuckDB's job."""
+    if not chosen.exported:
         yield ingested
         return
     store = out / PARQUET_STORE
     for stale in (store, out / f"{PARQUET_STORE}_tables"):
         if stale.exists():
             shutil.rmtree(stale)
-    ingest_mod.export_parquet(ingested, store)
-    with open_engine(store, engine, spark_master=spark_master) as analysis:
+    ingest.export_parquet(ingested, store)
+    with engines.connect(chosen.name, store, options) as analysis:
         yield analysis
 
 
-def demo(out: str | Path = "forensics-demo", progress: bool = False) -> AnalysisResult:
+def demo(out: str | Path = "forensics-demo", progress: Progress = SILENT) -> AnalysisResult:
     """`forensics demo`: `run` on the bundled GLM-5.3 case."""
     return run(demo_case(), out, progress=progress)
 
@@ -322,41 +317,44 @@ def demo_case() -> Path:
     raise InputError(
         "the bundled demo case is missing",
         where=str(here.parent / DEMO_CASE),
-        fix="reinstall kv-forensics, or run forensics run CASE.toml --out DIR on your own case",
+        fix=f"reinstall kv-forensics, or run {command('run')} CASE.toml {option('out')} DIR on "
+        "your own case",
     )
 
 
-def headline(result: AnalysisResult) -> str:
-    """The figures a responder reads first, as a few plain lines."""
-    s = result.summary
-    excluded = s.get("excluded_by_reason") or {}
-    excluded_text = ", ".join(f"{reason} {n}" for reason, n in sorted(excluded.items())) or "none"
-    owners_info = s.get("data_owners") or {}
-    owners_text = (
-        f"{owners_info.get('accounts', 0)} account(s), {owners_info.get('requests', 0)} "
-        f"request(s) ({owners_info.get('policy')}, {owners_info.get('status')})"
-    )
-    flagged = ", ".join(s.get("flagged_accounts") or [])
-    ingest = s.get("ingest") or {}
-    lines = [
-        f"{s.get('name')}",
-        f"exposed responses: {s.get('exposure_count')}",
-        f"affected accounts: {s.get('affected_accounts')}",
-        f"excluded (by reason): {excluded_text}",
-        f"data owners: {owners_text}",
-        f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
-        f"ingest: {ingest.get('rows_read', 0)} record(s) read, {ingest.get('rows_loaded', 0)} "
-        f"loaded, {ingest.get('duplicates', 0)} duplicate(s), "
-        f"{ingest.get('quarantined', 0)} quarantined"
-        + (" (each with its reason in the quarantine table)" if ingest.get("quarantined") else ""),
-    ]
-    from .evidence import headline_lines
-
-    lines.extend(headline_lines(s))
-    if result.out is not None:
-        lines.append(f"outputs: {result.out}")
-    return "\n".join(printable(line, one_line=True) for line in lines)  # ids and names as data
-
-
-def _render(eng: Engine, case: Case, summary: dict[str, Any], out: Path) -> list[Path]:
-    return list(report_mod.render_report(eng, case, summary, out))
+def capacity(
+    logs: list[str] | list[Path],
+    db: str | Path,
+    context_window: int | None = None,
+    out: str | Path | None = None,
+    node: str | None = None,
+    role: str | None = None,
+) -> CapacityResult:
+    """`forensics capacity`: ingest SGLang logs into `db`; the capacity timeline, pre-flight
+    findings, and the `[[capacity]]` entries written to `out` (when given)."""
+    files = ingest.resolve_inputs(logs)
+    where = ", ".join(str(f) for f in files)
+    with DuckDBEngine(db) as eng:
+        loaded = ingest.ingest_into(eng, files, profile="sglang", node=node, role=role)
+        entries = capacity_timeline.timeline(eng)
+        findings = capacity_timeline.preflight(eng, context_window)
+    unknown = sorted({e["node"] for e in entries if e["role"] is None})
+    if unknown:
+        raise InputError(
+            f"cannot tell the role (prefill or decode) of node(s) {', '.join(unknown)}",
+            where=where,
+            fix=f"give {option('role')}, or ingest logs that hold server_args or ReqTimeStats "
+            "lines",
+        )
+    if not entries:
+        raise InputError(
+            "no capacity line (KV Cache is allocated / max_total_num_tokens) in the logs",
+            where=where,
+            fix="give the server logs from startup on",
+        )
+    result = CapacityResult(entries, findings, loaded.inputs, context_window, None)
+    if out is not None:
+        path = Path(out)
+        path.write_text(result.toml(), encoding="utf-8")
+        result.out = path
+    return result

@@ -1,4 +1,5 @@
-"""The canonical request record (SPEC.md, `requests` table) and the bookkeeping tables."""
+"""The shared vocabulary of a case database: the canonical request record (`requests`), the
+bookkeeping tables (`inputs`, `quarantine`), the per-input accounting, server roles and bands."""
 
 from __future__ import annotations
 
@@ -56,3 +57,37 @@ QUARANTINE_DDL = (
     "CREATE TABLE IF NOT EXISTS quarantine "
     "(source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"
 )
+
+
+@dataclass
+class InputStats:
+    """The accounting of one input file (one row of `inputs`): rows_read = rows_loaded +
+    duplicates + quarantined."""
+
+    path: str
+    sha256: str
+    bytes: int
+    rows_read: int = 0
+    rows_loaded: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    format: str = ""
+    note: str | None = None
+
+
+INGEST_KEYS = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+
+# The roles of an inference server in prefill/decode disaggregated serving.
+ROLES = ("prefill", "decode")
+
+# The bands of a request of the case's models inside the window (SPEC "Analyses"), in the
+# order summary.json lists them, with what each means.
+BAND_MEANINGS = {
+    "fits": "fits the pool",
+    "exposed": "exposed (over capacity, answered)",
+    "excluded": "excluded account (same condition)",
+    "over_capacity_failed": "over capacity, error returned",
+    "over_context": "over the context window",
+    "unknown_capacity": "no capacity entry matched",
+}
+BANDS = tuple(BAND_MEANINGS)

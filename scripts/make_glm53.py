@@ -8,9 +8,12 @@ Usage: .venv/bin/python scripts/make_glm53.py [OUT_DIR]
 
 from __future__ import annotations
 
+import json
 import sys
 
-from forensics.sample import BUNDLED_DIR, write_bundled
+from forensics.synth.sample import BUNDLED_DIR, write_bundled
 
 if __name__ == "__main__":
-    print(write_bundled(sys.argv[1] if len(sys.argv) > 1 else BUNDLED_DIR).render())
+    result = write_bundled(sys.argv[1] if len(sys.argv) > 1 else BUNDLED_DIR)
+    print("\n".join(str(p) for p in result.files))
+    print(json.dumps(result.truth, indent=2))

@@ -21,4 +21,5 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[test,spark]'
 .venv/bin/ruff check forensics tests benchmarks
 .venv/bin/ruff format --check forensics tests benchmarks
+.venv/bin/mypy  # the packages in pyproject.toml [tool.mypy], strict
 .venv/bin/python -m pytest "$@"

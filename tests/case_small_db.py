@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from forensics.case import Case, load_case
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.schema import REQUESTS_DDL
 
 CASE_DIR = Path(__file__).parent / "fixtures" / "case_small"
@@ -31,9 +31,9 @@ def case_small() -> Case:
     return load_case(CASE_FILE)
 
 
-def engine_with_requests(path: Path | None = None) -> Engine:
+def engine_with_requests(path: Path | None = None) -> DuckDBEngine:
     """An engine (in memory unless `path`) holding the fixture's 29 requests."""
-    engine = Engine(path)
+    engine = DuckDBEngine(path)
     engine.execute(REQUESTS_DDL)
     engine.execute(_LOAD, path=str(CASE_DIR / "requests.csv"))
     return engine

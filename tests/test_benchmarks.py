@@ -14,8 +14,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from forensics import pipeline, sample
+from forensics import pipeline
 from forensics.case import load_case
+from forensics.engines import DuckDBEngine
+from forensics.synth import sample
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -30,7 +32,7 @@ def all_three(case_toml: Path, tmp_path: Path) -> dict:
     exported to Parquet, and compare the three."""
     case = load_case(case_toml)
     db = tmp_path / "case.duckdb"
-    with pipeline.open_engine(db, must_exist=False) as eng:
+    with DuckDBEngine(db) as eng:
         pipeline.ingest_sources(eng, case)
         pipeline.analyze_engine(eng, case, tmp_path / "out")
     requests = tmp_path / "requests.parquet"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from forensics import capacity
+from forensics import pipeline
 from forensics.case import Capacity, load_case
 from forensics.cli import app
 from forensics.errors import InputError
+from forensics.render.capacity_entries import _glob_literal
 
 LOGS = Path(__file__).parent / "fixtures" / "sglang"
 PREFILL, DECODE = str(LOGS / "prefill-0.log"), str(LOGS / "decode-0.log")
@@ -26,7 +27,7 @@ end = "2026-09-10T00:00:00Z"
 
 
 def test_derive_gives_one_entry_per_server_start(tmp_path):
-    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb")
+    result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb")
     got = [(e["role"], e["node"], e["tokens"], e["start"], e["end"]) for e in result.entries]
     assert got == [
         ("prefill", "prefill-0", 681280, "2026-08-27T00:00:30Z", "2026-09-09T14:52:00Z"),
@@ -37,7 +38,7 @@ def test_derive_gives_one_entry_per_server_start(tmp_path):
 
 def test_toml_entries_load_into_a_case_file(tmp_path):
     out = tmp_path / "capacity.toml"
-    capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb", out=out)
+    pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb", out=out)
     case_file = tmp_path / "incident.toml"
     case_file.write_text(CASE_HEAD + out.read_text(encoding="utf-8"), encoding="utf-8")
     case = load_case(case_file)
@@ -55,11 +56,11 @@ def test_toml_entries_load_into_a_case_file(tmp_path):
 
 
 def test_node_with_glob_characters_is_written_as_an_exact_match():
-    assert capacity._glob_literal("pf[1]*") == "pf[[]1][*]"
+    assert _glob_literal("pf[1]*") == "pf[[]1][*]"
 
 
 def test_preflight_uses_logged_context_len_without_option(tmp_path):
-    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb")
+    result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb")
     assert result.preflight == [
         {
             "node": "prefill-0",
@@ -74,7 +75,7 @@ def test_preflight_uses_logged_context_len_without_option(tmp_path):
 
 
 def test_preflight_option_window_flags_every_smaller_pool(tmp_path):
-    result = capacity.derive([PREFILL, DECODE], tmp_path / "c.duckdb", context_window=2000000)
+    result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb", context_window=2000000)
     got = [(f["node"], f["tokens"], f["danger_band"]["from"]) for f in result.preflight]
     assert got == [("prefill-0", 681280, 681281), ("decode-0", 1500000, 1500001)]
 
@@ -83,7 +84,7 @@ def test_logs_without_capacity_lines_are_refused(tmp_path):
     log = tmp_path / "empty.log"
     log.write_text("[2026-08-27 00:00:00 TP0] hello\n", encoding="utf-8")
     with pytest.raises(InputError, match="no capacity line"):
-        capacity.derive([str(log)], tmp_path / "c.duckdb", role="prefill")
+        pipeline.capacity([str(log)], tmp_path / "c.duckdb", role="prefill")
 
 
 def test_node_without_role_is_refused(tmp_path):
@@ -93,7 +94,7 @@ def test_node_without_role_is_refused(tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(InputError, match="cannot tell the role"):
-        capacity.derive([str(log)], tmp_path / "c.duckdb")
+        pipeline.capacity([str(log)], tmp_path / "c.duckdb")
 
 
 def test_cli_prints_timeline_and_preflight_and_writes_toml(tmp_path, runner):

@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from forensics import stats
+from forensics.analysis import stats
+from forensics.analysis.classify import classify
 from forensics.case import Baseline, Case
-from forensics.classify import classify
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
 
 CAP = 681_280
@@ -133,8 +133,8 @@ def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.
     return pl.DataFrame(out, schema=BANDS_SCHEMA)
 
 
-def engine_with(frame: pl.DataFrame) -> Engine:
-    engine = Engine()
+def engine_with(frame: pl.DataFrame) -> DuckDBEngine:
+    engine = DuckDBEngine()
     engine.con.register("bands_src", frame.to_arrow())
     engine.execute("CREATE TABLE bands AS SELECT * FROM bands_src")
     engine.con.unregister("bands_src")
@@ -295,7 +295,7 @@ def test_too_few_exposed_requests_is_insufficient_data():
 
 
 def test_missing_bands_table_is_an_analysis_error():
-    with Engine() as engine, pytest.raises(AnalysisError, match="no bands table"):
+    with DuckDBEngine() as engine, pytest.raises(AnalysisError, match="no bands table"):
         classify(engine, make_case())
 
 
@@ -356,12 +356,12 @@ def test_false_positive_rate_over_200_seeds_of_ordinary_traffic(record_property)
 
 @pytest.fixture(scope="module")
 def glm53():
+    from forensics.analysis.exposure import compute_bands
     from forensics.case import load_case
-    from forensics.exposure import compute_bands
     from forensics.ingest import ingest_into
 
     case = load_case(Path(__file__).resolve().parent.parent / "sample_logs/glm53/incident.toml")
-    engine = Engine()
+    engine = DuckDBEngine()
     for source in case.sources:
         ingest_into(engine, source.path, mapping=source.mapping, profile=source.profile)
 

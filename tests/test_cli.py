@@ -44,7 +44,7 @@ def test_analyze_without_a_database_says_how_to_load_one(runner: CliRunner, tmp_
 
 
 def test_memory_limit_help_states_the_engine_default(runner: CliRunner) -> None:
-    from forensics.engine import DEFAULT_MEMORY_LIMIT
+    from forensics.engines import DEFAULT_MEMORY_LIMIT
 
     result = runner.invoke(app, ["analyze", "--help"], terminal_width=200)
     words = " ".join(w for w in result.output.split() if w != "│")  # help wraps in a box

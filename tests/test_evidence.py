@@ -1,4 +1,4 @@
-"""Engine evidence: the bug's signature from prefill/decode logs, reconciled with bands."""
+"""DuckDBEngine evidence: the bug's signature from prefill/decode logs, reconciled with bands."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from forensics import evidence, schema, sglang
+from forensics import schema
+from forensics.analysis import evidence
 from forensics.case import load_case
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
+from forensics.ingest import sglang
 
 LOGS = Path(__file__).parent / "fixtures" / "sglang"
 
@@ -38,7 +40,7 @@ def case(tmp_path):
     return load_case(p)
 
 
-def _gateway(engine: Engine) -> None:
+def _gateway(engine: DuckDBEngine) -> None:
     engine.execute(schema.REQUESTS_DDL)
     engine.execute(
         "CREATE TABLE bands (request_id VARCHAR, prompt_tokens BIGINT, band VARCHAR, "
@@ -66,14 +68,14 @@ def _gateway(engine: Engine) -> None:
 
 @pytest.fixture
 def engine():
-    e = Engine()
+    e = DuckDBEngine()
     sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
     _gateway(e)
     return e
 
 
 def test_no_engine_tables_means_no_evidence(case):
-    assert evidence.engine_evidence(Engine(), case) is None
+    assert evidence.engine_evidence(DuckDBEngine(), case) is None
 
 
 def test_signature_is_prefill_rejection_plus_normal_decode(engine, case):
@@ -188,7 +190,7 @@ def test_preflight_lists_pools_smaller_than_the_case_window(engine, case):
 
 
 def test_without_bands_reconciliation_is_none(case):
-    e = Engine()
+    e = DuckDBEngine()
     sglang.ingest_logs(e, [LOGS / "prefill-0.log", LOGS / "decode-0.log"])
     result = evidence.engine_evidence(e, case)
     assert (result["engine_signature"], result["engine_confirmed"]) == (3, None)
@@ -199,10 +201,11 @@ BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
 
 
 def test_bundled_case_engine_logs_confirm_every_exposure_and_match_the_case_capacity():
-    from forensics import capacity, exposure, ingest
+    from forensics import ingest
+    from forensics.analysis import capacity, exposure
 
     case = load_case(BUNDLED / "incident.toml")
-    e = Engine()
+    e = DuckDBEngine()
     ingest.ingest_into(e, [BUNDLED / "gateway.jsonl.gz"], mapping=BUNDLED / "gateway.mapping.toml")
     ingest.ingest_into(e, [BUNDLED / "engine"], profile="sglang")
     exposure.compute_bands(e, case)

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 from case_small_db import case_small, engine_with_requests
 
-from forensics import exposure
+from forensics.analysis import exposure
 
 
 @pytest.fixture
@@ -155,8 +155,8 @@ def test_exposed_requests_csv_is_sorted_with_z_times(engine, tmp_path):
 
 
 def test_analysis_without_requests_table_is_refused():
-    from forensics.engine import Engine
+    from forensics.engines import DuckDBEngine
     from forensics.errors import AnalysisError
 
-    with Engine() as eng, pytest.raises(AnalysisError, match="no requests table"):
+    with DuckDBEngine() as eng, pytest.raises(AnalysisError, match="no requests table"):
         exposure.compute_bands(eng, case_small())

@@ -19,8 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from forensics import inputfile
-from forensics.ingest import ingest
+from forensics.ingest import ingest, inputfile
 
 N_JSONL = 1_000_000
 N_CSV = 60_000

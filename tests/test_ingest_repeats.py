@@ -118,10 +118,10 @@ def test_records_without_a_request_id_mapping_are_each_their_own_request(tmp_pat
 
 def test_ingest_into_an_open_engine_leaves_its_optimizer_settings_as_they_were(tmp_path):
     # the direct load turns filter pushdown off for its one statement only
-    from forensics.engine import Engine
+    from forensics.engines import DuckDBEngine
     from forensics.ingest import ingest_into
 
     log = _csv(tmp_path / "a.csv", _row("x"), _row("x", -1))
-    with Engine(tmp_path / "c.duckdb") as engine:
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
         ingest_into(engine, [log], profile="canonical")
         assert engine.scalar("SELECT current_setting('disabled_optimizers')") == ""

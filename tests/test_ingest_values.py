@@ -12,8 +12,7 @@ import duckdb
 import pytest
 from dbrows import rows as db_rows
 
-from forensics import inputfile
-from forensics.ingest import ingest
+from forensics.ingest import ingest, inputfile
 
 MAPPING = (
     '[fields]\nrequest_id = "id"\nts = "t"\naccount_id = "acct"\nmodel = "model"\n'

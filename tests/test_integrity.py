@@ -22,9 +22,9 @@ from case_small_db import CASE_DIR
 
 import forensics
 from forensics import pipeline
-from forensics.cli import app
-from forensics.engine import Engine
-from forensics.errors import AnalysisError, InputError
+from forensics.cli import app, cli_terms
+from forensics.engines import DuckDBEngine
+from forensics.errors import AnalysisError, InputError, render_terms
 from forensics.ingest import ingest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,7 +107,7 @@ def _mapping(path: Path, account_field: str) -> Path:
 
 
 def _rows(db: Path, sql: str) -> list[tuple]:
-    with Engine(db) as eng:
+    with DuckDBEngine(db) as eng:
         return eng.rows(sql)
 
 
@@ -257,7 +257,7 @@ def test_open_case_reuses_an_analysis_of_the_same_case_file(tmp_path):
     case = _case_copy(tmp_path)
     db = tmp_path / "case.duckdb"
     forensics.open_case(case, db=db).close()
-    with Engine(db) as eng:  # a marker only a reused analysis keeps
+    with DuckDBEngine(db) as eng:  # a marker only a reused analysis keeps
         eng.execute("UPDATE bands SET band = 'fits' WHERE request_id = 'r02'")
     with forensics.open_case(case, db=db) as inv:
         assert inv.exposed().height == 7
@@ -277,7 +277,7 @@ def test_the_cli_accepts_what_open_case_analyzed(runner, tmp_path):
 
 @pytest.mark.spark
 def test_spark_report_and_notify_refuse_an_analysis_of_another_capacity(tmp_path):
-    from forensics.spark import session
+    from forensics.engines.spark import session
 
     spark = session("local[1]")
     try:
@@ -413,10 +413,12 @@ def test_a_database_from_before_mapping_digests_stays_readable(gateway, tmp_path
     log, by_acct, by_tenant = gateway
     db = tmp_path / "old.duckdb"
     ingest([log], db, mapping=by_acct)
-    with Engine(db) as eng:  # the inputs table as databases written before this change hold it
+    # the inputs table as databases written before this change hold it
+    with DuckDBEngine(db) as eng:
         eng.execute("ALTER TABLE inputs DROP COLUMN mapping_sha256")
     report = ingest([log], db, mapping=by_tenant)  # unknown earlier mapping: kept, and said
-    assert any("mapping was not recorded" in w and "--force" in w for w in report.warnings)
+    said = [render_terms(w, cli_terms) for w in report.warnings]
+    assert any("mapping was not recorded" in w and "--force" in w for w in said)
     later = _jsonl(
         tmp_path / "later.jsonl",
         [{"id": "l1", "ts": "2026-09-01T10:00:00Z", "acct": "c1", "model": "m", "p": 2}],

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.errors import InputError
 from forensics.ingest import ingest_into
 from forensics.mapping import (
+    FieldSource,
     Mapping,
-    Source,
     duckdb_sql_problem,
     load_mapping,
     profile,
@@ -47,11 +46,11 @@ bootstrap_room = "route.bootstrap_room"
 def test_mapping_reads_paths_sql_consts_time_and_extra(tmp_path):
     m = load_mapping(_write(tmp_path, FULL))
     assert m.format == "jsonl"
-    assert m.fields["account_id"] == Source("path", "account.id", 5)
-    assert m.fields["model"] == Source("const", "@cf/example/long-context-model", 6)
+    assert m.fields["account_id"] == FieldSource("path", "account.id", 5)
+    assert m.fields["model"] == FieldSource("const", "@cf/example/long-context-model", 6)
     assert m.fields["ts_end"].kind == "sql"
     assert (m.unit, m.timezone) == ("ms", "Europe/Berlin")
-    assert m.extra == {"bootstrap_room": Source("path", "route.bootstrap_room", 13)}
+    assert m.extra == {"bootstrap_room": FieldSource("path", "route.bootstrap_room", 13)}
 
 
 @pytest.mark.parametrize(
@@ -89,9 +88,9 @@ def test_missing_mapping_file(tmp_path):
 def test_openai_profile_reads_epoch_seconds_and_nested_usage():
     m = profile("openai")
     assert m.unit == "s"
-    assert m.fields["ts"] == Source("path", "created")
-    assert m.fields["account_id"] == Source("path", "user")
-    assert m.fields["prompt_tokens"] == Source("path", "usage.prompt_tokens")
+    assert m.fields["ts"] == FieldSource("path", "created")
+    assert m.fields["account_id"] == FieldSource("path", "user")
+    assert m.fields["prompt_tokens"] == FieldSource("path", "usage.prompt_tokens")
 
 
 def test_unknown_profile():
@@ -143,12 +142,13 @@ def test_sql_that_is_not_one_scalar_expression_is_refused_with_file_line_and_key
 @pytest.mark.parametrize("expr", ATTACKS)
 def test_duckdbs_own_parse_refuses_the_same_sql(expr):
     # on the case database's own connection, as ingest checks it before running it
-    assert duckdb_sql_problem(duckdb.connect(), expr) is not None
+    with DuckDBEngine() as engine:
+        assert duckdb_sql_problem(engine, expr) is not None
 
 
 @pytest.mark.parametrize("expr", ATTACKS)
 def test_a_mapping_built_in_python_is_checked_too(expr):
-    fields = {"ts": Source("path", "t"), "ts_end": Source("sql", expr)}
+    fields = {"ts": FieldSource("path", "t"), "ts_end": FieldSource("sql", expr)}
     with pytest.raises(InputError, match=r"^python mapping \(fields\.ts_end\): sql "):
         Mapping(origin="python mapping", format="csv", fields=fields)
 
@@ -158,16 +158,16 @@ def test_ingest_refuses_unsafe_sql_before_running_anything(tmp_path):
     log.write_text("t,a,m,p\n2026-09-01T00:00:00Z,acct,m,10\n", encoding="utf-8")
     target = tmp_path / "pwned.csv"
     fields = {
-        "ts": Source("path", "t"),
-        "account_id": Source("path", "a"),
-        "model": Source("path", "m"),
-        "prompt_tokens": Source("path", "p"),
-        "ts_end": Source("sql", "t", 7),
+        "ts": FieldSource("path", "t"),
+        "account_id": FieldSource("path", "a"),
+        "model": FieldSource("path", "m"),
+        "prompt_tokens": FieldSource("path", "p"),
+        "ts_end": FieldSource("sql", "t", 7),
     }
     m = Mapping(origin="x.mapping.toml", format="csv", fields=fields)
     # bypass the check at construction: _validate_sql must still refuse before running it
-    m.fields["ts_end"] = Source("sql", f"1); COPY (SELECT 42) TO '{target}'; SELECT (1", 7)
-    with Engine(tmp_path / "case.duckdb") as engine, pytest.raises(InputError) as e:
+    m.fields["ts_end"] = FieldSource("sql", f"1); COPY (SELECT 42) TO '{target}'; SELECT (1", 7)
+    with DuckDBEngine(tmp_path / "case.duckdb") as engine, pytest.raises(InputError) as e:
         ingest_into(engine, [str(log)], mapping=m)
     assert e.value.line().startswith("x.mapping.toml:7 (fields.ts_end): sql ")
     assert not target.exists()
@@ -205,16 +205,15 @@ LEGITIMATE = {
 
 @pytest.mark.parametrize("expr", sorted(LEGITIMATE))
 def test_ordinary_expressions_pass_both_checks_and_evaluate(expr):
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(
-        "CREATE TABLE src AS SELECT '2026-09-01T00:00:00Z' AS timestamp, 1500 AS latency_ms, "
-        "1788220800000 AS ms, 1788220800 AS s, '01/09/2026 00:00' AS d, '  ' AS u, "
-        "'/acct-1/x' AS path, '{\"usage\": {\"prompt_tokens\": 7}}'::JSON AS j"
-    )
-    assert sql_problem(expr) is None
-    assert duckdb_sql_problem(con, expr) is None
-    value = con.execute(f"SELECT CAST((\n{expr}\n) AS VARCHAR) FROM src").fetchone()[0]
+    with DuckDBEngine() as engine:
+        engine.execute(
+            "CREATE TABLE src AS SELECT '2026-09-01T00:00:00Z' AS timestamp, 1500 AS latency_ms, "
+            "1788220800000 AS ms, 1788220800 AS s, '01/09/2026 00:00' AS d, '  ' AS u, "
+            "'/acct-1/x' AS path, '{\"usage\": {\"prompt_tokens\": 7}}'::JSON AS j"
+        )
+        assert sql_problem(expr) is None
+        assert duckdb_sql_problem(engine, expr) is None
+        value = engine.scalar(f"SELECT CAST((\n{expr}\n) AS VARCHAR) FROM src")
     assert value == LEGITIMATE[expr]
 
 
@@ -229,7 +228,7 @@ def test_a_mapping_that_is_not_utf8_names_the_line_and_byte(tmp_path):
 
 
 def test_a_mapping_loaded_unchecked_for_its_fingerprint_has_the_checked_ones_digest():
-    from forensics.integrity import mapping_digest
+    from forensics.mapping import mapping_digest
 
     path = Path(__file__).parent.parent / "sample_logs" / "glm53" / "gateway.mapping.toml"
     checked, unchecked = load_mapping(path), load_mapping(path, check_sql=False)

@@ -7,11 +7,11 @@ import duckdb
 import pytest
 from case_small_db import case_small, engine_with_requests
 
-from forensics import integrity, summary
-from forensics.classify import classify
-from forensics.engine import Engine
+from forensics.analysis import integrity, summary
+from forensics.analysis.classify import classify
+from forensics.analysis.owners import attribute
+from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
-from forensics.owners import attribute
 
 
 def test_classify_without_bands_says_to_run_the_exposure_analysis():
@@ -34,7 +34,7 @@ def test_a_bands_table_that_cannot_be_read_is_the_databases_error_not_a_missing_
 
 
 def test_without_inputs_the_ingest_figures_are_zero_and_the_digest_is_of_no_inputs():
-    with Engine() as engine:
+    with DuckDBEngine() as engine:
         assert summary.ingest_figures(engine) == (
             {"rows_read": 0, "rows_loaded": 0, "duplicates": 0, "quarantined": 0},
             [],

@@ -15,7 +15,7 @@ from case_small_db import CASE_DIR, CASE_FILE
 
 import forensics
 from forensics import pipeline
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.errors import InputError
 
 EXPECTED = CASE_DIR / "expected"
@@ -244,7 +244,7 @@ def test_db_path_is_created_and_ingested(tmp_path):
 def test_existing_analysis_is_reused_and_analyze_recomputes_it(tmp_path):
     db = tmp_path / "case.duckdb"
     forensics.open_case(CASE_FILE, db=db).close()
-    with Engine(db) as eng:  # tamper with the stored bands: reuse shows it
+    with DuckDBEngine(db) as eng:  # tamper with the stored bands: reuse shows it
         eng.execute("UPDATE bands SET band = 'fits' WHERE request_id = 'r02'")
     with forensics.open_case(CASE_FILE, db=db) as case:
         assert case.exposed().height == 7

@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 from case_small_db import case_small, engine_with_requests
 
-from forensics import exposure, notify, owners
+from forensics.analysis import exposure, owners
 from forensics.errors import AnalysisError, InputError
+from forensics.render import notify
 
 
 @pytest.fixture

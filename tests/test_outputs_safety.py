@@ -23,9 +23,9 @@ from case_small_db import CASE_DIR
 from typer.testing import CliRunner
 
 from forensics.cli import app
-from forensics.outputs import printable, write_csv
-from forensics.pipeline import AnalysisResult, headline
-from forensics.report import _script_json
+from forensics.formats import printable, write_csv
+from forensics.render.figures import script_json
+from forensics.render.headline import headline
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\x00")
 
@@ -225,7 +225,7 @@ def test_run_warnings_show_ids_on_one_printable_line(hostile_run):
 
 def test_script_json_escapes_markup_and_keeps_the_value():
     value = {"id": "</script><!--<script>&\u2028\u2029"}
-    text = _script_json(value)
+    text = script_json(value)
     assert not re.search("[<>&\u2028\u2029]", text)
     assert json.loads(text) == value
 
@@ -279,7 +279,7 @@ def test_capacity_prints_its_double_bracket_entries_literally(tmp_path):
 def test_headline_names_the_quarantined_records_of_the_bundled_case():
     # sample_logs/glm53/truth.json: 77,634 records read = 77,627 + 4 duplicates + 3 quarantined
     truth = json.loads((CASE_DIR.parents[2] / "sample_logs" / "glm53" / "truth.json").read_text())
-    lines = headline(AnalysisResult(summary={"ingest": truth["ingest"]})).splitlines()
+    lines = headline({"ingest": truth["ingest"]}).splitlines()
     assert (
         "ingest: 77634 record(s) read, 77627 loaded, 4 duplicate(s), 3 quarantined "
         "(each with its reason in the quarantine table)"

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from case_small_db import case_small, engine_with_requests
 
-from forensics import exposure, owners
+from forensics.analysis import exposure, owners
 from forensics.case import Attribution
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
 from forensics.schema import REQUESTS_DDL
 
@@ -128,7 +128,7 @@ def test_time_window_does_not_need_decode_capacity(engine):
 
 
 def test_logs_without_decode_nodes_make_attribution_not_possible():
-    with Engine() as eng:
+    with DuckDBEngine() as eng:
         eng.execute(REQUESTS_DDL)
         eng.execute(
             "INSERT INTO requests (request_id, ts, account_id, model, prompt_tokens, status, "
@@ -144,7 +144,7 @@ def test_logs_without_decode_nodes_make_attribution_not_possible():
 
 
 def test_attribution_without_bands_is_refused():
-    with Engine() as eng, pytest.raises(AnalysisError, match="need the bands"):
+    with DuckDBEngine() as eng, pytest.raises(AnalysisError, match="need the bands"):
         owners.attribute(eng, case_small())
 
 
@@ -227,7 +227,7 @@ def test_pool_walkback_matches_a_plain_python_walk_with_ties_and_changing_capaci
             Capacity("decode", "dc-*", 1300, t0),
         ),
     )
-    with Engine() as eng:
+    with DuckDBEngine() as eng:
         eng.execute(REQUESTS_DDL)
         eng.execute(
             "INSERT INTO requests SELECT *, 'q.csv', 0, NULL FROM read_csv($p, header = true, "

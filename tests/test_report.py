@@ -16,8 +16,8 @@ import pytest
 
 from forensics import pipeline
 from forensics.case import load_case
-from forensics.engine import Engine
-from forensics.report import render_report
+from forensics.engines import DuckDBEngine
+from forensics.render.report import render_report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report"
 
@@ -33,9 +33,9 @@ SUMMARY: dict[str, Any] = {
 }
 
 
-def fixture_engine(classification: bool = True, owners: bool = True) -> Engine:
+def fixture_engine(classification: bool = True, owners: bool = True) -> DuckDBEngine:
     """An in-memory case database with the report fixture tables."""
-    engine = Engine()
+    engine = DuckDBEngine()
     engine.con.execute((FIXTURE / "tables.sql").read_text()).fetchall()
     if classification:
         engine.con.execute((FIXTURE / "classification.sql").read_text()).fetchall()

@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from forensics import sample
 from forensics.errors import InputError
+from forensics.synth import sample
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from forensics import sglang
-from forensics.engine import Engine
+from forensics.engines import DuckDBEngine
 from forensics.errors import InputError
+from forensics.ingest import sglang
 
 LOGS = Path(__file__).parent / "fixtures" / "sglang"
 
 
-def _ingest(*names: str, **kw) -> Engine:
-    engine = Engine()
+def _ingest(*names: str, **kw) -> DuckDBEngine:
+    engine = DuckDBEngine()
     sglang.ingest_logs(engine, [LOGS / n for n in names], **kw)
     return engine
 
@@ -27,7 +27,7 @@ def _write(tmp_path: Path, name: str, *lines: str) -> Path:
 
 
 def test_prefill_log_accounts_for_every_line():
-    stats = sglang.ingest_logs(Engine(), [LOGS / "prefill-0.log"])
+    stats = sglang.ingest_logs(DuckDBEngine(), [LOGS / "prefill-0.log"])
     (s,) = stats
     # 22 lines: 16 evidence lines loaded, 2 malformed, 4 other (server_args, load, blank, stop)
     assert (s.rows_read, s.rows_loaded, s.quarantined, s.duplicates) == (18, 16, 2, 0)
@@ -36,7 +36,7 @@ def test_prefill_log_accounts_for_every_line():
 
 
 def test_spellings_log_accounts_for_every_line():
-    (s,) = sglang.ingest_logs(Engine(), [LOGS / "spellings.log"])
+    (s,) = sglang.ingest_logs(DuckDBEngine(), [LOGS / "spellings.log"])
     assert (s.rows_read, s.rows_loaded, s.quarantined) == (17, 10, 7)
     assert s.note == "lines=18 other=1"
 
@@ -177,7 +177,7 @@ def test_max_total_num_tokens_stands_in_when_no_kv_line(tmp_path):
         "max_prefill_tokens=16384, max_running_requests=8, context_len=8192, "
         "available_gpu_mem=1.00 GB",
     )
-    engine = Engine()
+    engine = DuckDBEngine()
     sglang.ingest_logs(engine, [log], role="decode")
     assert engine.rows("SELECT node, role, tokens FROM engine_capacity") == [
         ("node-x", "decode", 5000)
@@ -192,7 +192,7 @@ def test_same_rank_logging_again_within_a_minute_is_a_new_start(tmp_path):
         "[2026-08-27 00:00:00 TP0] " + kv.format(100),
         "[2026-08-27 00:00:20 TP0] " + kv.format(200),
     )
-    engine = Engine()
+    engine = DuckDBEngine()
     sglang.ingest_logs(engine, [log], role="prefill")
     assert engine.rows("SELECT tokens, end_ts FROM engine_capacity ORDER BY start_ts") == [
         (100, datetime(2026, 8, 27, 0, 0, 20, tzinfo=UTC)),
@@ -206,7 +206,7 @@ def test_node_option_overrides_file_name_and_gz_is_read(tmp_path):
     p = tmp_path / "prefill-7.log.gz"
     p.write_bytes(gzip.compress((LOGS / "prefill-0.log").read_bytes()))
     assert sglang.node_from_path(p) == "prefill-7"
-    engine = Engine()
+    engine = DuckDBEngine()
     sglang.ingest_logs(engine, [p], node="pf-a")
     assert engine.rows("SELECT DISTINCT node FROM engine_capacity") == [("pf-a",)]
 
@@ -223,12 +223,12 @@ def test_log_with_both_roles_is_refused(tmp_path):
     )
     log = _write(tmp_path, "mixed.log", st.format(1, 1, "prefill"), st.format(2, 2, "decode"))
     with pytest.raises(InputError, match="both roles"):
-        sglang.ingest_logs(Engine(), [log])
+        sglang.ingest_logs(DuckDBEngine(), [log])
 
 
 def test_bad_role_option_is_refused():
     with pytest.raises(InputError, match="unknown engine role"):
-        sglang.ingest_logs(Engine(), [LOGS / "decode-0.log"], role="router")
+        sglang.ingest_logs(DuckDBEngine(), [LOGS / "decode-0.log"], role="router")
 
 
 def test_a_failing_file_leaves_the_database_unchanged(tmp_path):
@@ -250,7 +250,7 @@ def test_a_failing_file_leaves_the_database_unchanged(tmp_path):
 def test_a_failing_first_ingest_creates_no_tables(tmp_path):
     bad = tmp_path / "broken.log.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
-    engine = Engine()
+    engine = DuckDBEngine()
     with pytest.raises(InputError, match="cannot read as an SGLang log"):
         sglang.ingest_logs(engine, [LOGS / "prefill-0.log", bad])
     assert not engine.table_exists("inputs")
@@ -266,6 +266,6 @@ def test_ingest_dispatch_of_profile_sglang_is_atomic_too(tmp_path):
     bad.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
     with pytest.raises(InputError):
         ingest.ingest([LOGS / "prefill-0.log", bad], db, profile="sglang")
-    with Engine(db) as engine:
+    with DuckDBEngine(db) as engine:
         assert engine.scalar("SELECT count(*) FROM inputs") == 1
         assert engine.scalar("SELECT count(*) FROM engine_requests") == 6

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from forensics import pipeline, sample
+from forensics import pipeline
 from forensics.cli import app
-from forensics.spark import _spark_format, resolve_master, session
+from forensics.engines.spark import _spark_format, resolve_master, session
+from forensics.synth import sample
 
 pytestmark = pytest.mark.spark
 
@@ -100,7 +101,7 @@ def test_spark_engine_on_a_missing_store_is_one_clear_error(runner, tmp_path):
 
 
 def test_glob_matches_like_duckdb_on_spark(spark):
-    from forensics.spark import spark_sql
+    from forensics.engines.spark import spark_sql
 
     text, _ = spark_sql(
         "SELECT 'decode-b7' GLOB 'decode-b*' AS a, 'decode-a1' GLOB 'decode-b*' AS b, "

@@ -1,0 +1,75 @@
+"""Engine evidence in `analyze`: the bug's signature confirmed from SGLang logs, reconciled.
+
+`engine_evidence(engine, case)` returns None when the case database holds no engine tables;
+otherwise a JSON-ready dict for summary.json:
+
+- `engine_signature`: bootstrap_rooms showing the bug's signature: the prefill leg was
+  rejected for capacity (abort line on a prefill node, or a prefill ReqTimeStats with
+  input_len = 1) while the decode leg with the same bootstrap_room finished normally
+  (output_len > 0, not aborted). The rows are materialized as `engine_signature`.
+- `engine_confirmed`: the gateway's exposed responses (band `exposed`) that carry the
+  signature, i.e. `engine_reconciliation.matched.count`; None without `bands`.
+- `engine_reconciliation`: against the gateway's exposed requests (`bands`), joined on
+  `requests.extra ->> 'bootstrap_room'`: `matched` {count}, `gateway_only` and `engine_only`
+  {count, reasons: {reason: {count, request_ids, bootstrap_rooms}}}; None without `bands`.
+  So exposure_count = engine_confirmed + gateway_only.count and engine_signature =
+  engine_confirmed + engine_only.count (excluded accounts, undelivered responses, ...).
+- `engine_capacity`: the capacity timeline derived from the logs (`capacity.timeline`).
+- `preflight`: capacity spans whose pool is smaller than the case's context window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..case import Case
+from ..engines import SQLEngine
+from . import capacity
+
+
+def has_engine_evidence(engine: SQLEngine) -> bool:
+    """Whether the case database holds engine tables (an sglang log was ingested)."""
+    return engine.table_exists("engine_requests") and engine.table_exists("engine_capacity")
+
+
+def reconcile(engine: SQLEngine) -> dict[str, Any]:
+    """matched / gateway_only / engine_only between `engine_signature` and band `exposed`."""
+    out: dict[str, Any] = {
+        "matched": {"count": 0},
+        "gateway_only": {"count": 0, "reasons": {}},
+        "engine_only": {"count": 0, "reasons": {}},
+    }
+    for side, reason, n, request_ids, rooms in engine.frame("evidence/reconcile").rows():
+        if side == "matched":
+            out["matched"]["count"] += n
+            continue
+        out[side]["count"] += n
+        out[side]["reasons"][reason] = {
+            "count": n,
+            "request_ids": list(request_ids or []),
+            "bootstrap_rooms": list(rooms or []),
+        }
+    return out
+
+
+def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
+    """engine_confirmed, engine_reconciliation and preflight for summary.json, or None."""
+    if not has_engine_evidence(engine):
+        return None
+    engine.materialize("engine_signature", "evidence/signature")
+    signature = engine.scalar("SELECT count(*) FROM engine_signature")
+    have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
+    rec = reconcile(engine) if have_gateway else None
+    return {
+        "engine_signature": int(signature),
+        "engine_confirmed": rec["matched"]["count"] if rec is not None else None,
+        "engine_reconciliation": rec,
+        "engine_capacity": capacity_timeline(engine),
+        "preflight": capacity.preflight(engine, case.context_window),
+    }
+
+
+def capacity_timeline(engine: SQLEngine) -> list[dict[str, Any]]:
+    """The derived capacity spans without provenance paths (these depend on where logs sit)."""
+    keys = ("role", "node", "tokens", "context_len", "start", "end")
+    return [{k: span[k] for k in keys} for span in capacity.timeline(engine)]

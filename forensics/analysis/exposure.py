@@ -1,0 +1,119 @@
+"""Capacity in force, bands, exclusions and the exposure count (SPEC.md "Analyses").
+
+`compute_bands(engine, case)` writes the case's capacity timeline, models, success statuses
+and exclusions as small `case_*` tables (through the engine's frame writer: values are data,
+never SQL text) and materializes `bands` (one row per request of the case's models inside
+the window) and the `exposed` view. The other functions read figures off `bands`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ..case import Case
+from ..engines import SQLEngine
+from ..errors import AnalysisError, command, option
+from ..formats import write_csv
+from ..schema import BANDS, DEFAULT_STATUS
+
+_UTC = pl.Datetime("us", "UTC")
+
+
+def require_requests(engine: SQLEngine) -> None:
+    """Refuse to analyze a case database that holds no `requests` table."""
+    if not engine.table_exists("requests"):
+        raise AnalysisError(
+            "the case database holds no requests table",
+            where=engine.where,
+            fix=f"load the logs first: {command('ingest')} LOG... {option('db')} DB "
+            f"(or use {command('run')})",
+        )
+
+
+def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataFrame, str]]:
+    """The case file's values as tables: name -> (frame, the column its rows sort by).
+    `case_capacity.ordinal` is the file order (the first matching entry wins);
+    `case_exclusions` is empty when exclusions are off."""
+    capacity = pl.DataFrame(
+        [(i, c.role, c.nodes, c.tokens, c.start, c.end) for i, c in enumerate(case.capacity)],
+        schema={
+            "ordinal": pl.Int32,
+            "role": pl.String,
+            "nodes": pl.String,
+            "tokens": pl.Int64,
+            "start_ts": _UTC,
+            "end_ts": _UTC,
+        },
+        orient="row",
+    )
+    excluded = sorted(case.excluded_accounts().items()) if exclusions else []
+    exclusion_rows = pl.DataFrame(
+        excluded, schema={"account_id": pl.String, "reason": pl.String}, orient="row"
+    )
+    return {
+        "case_capacity": (capacity, "ordinal"),
+        "case_models": (
+            pl.DataFrame({"model": list(case.models)}, schema={"model": pl.String}),
+            "model",
+        ),
+        "case_success_status": (
+            pl.DataFrame({"status": list(case.success_status)}, schema={"status": pl.Int32}),
+            "status",
+        ),
+        "case_exclusions": (exclusion_rows, "account_id"),
+    }
+
+
+def load_case_tables(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
+    """(Re)write `case_capacity`, `case_models`, `case_success_status`, `case_exclusions`."""
+    for table, (frame, order_by) in case_tables(case, exclusions).items():
+        engine.write_frame(table, frame, order_by)
+
+
+def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
+    """Materialize `bands` and the `exposed` view for this case (exclusions on or off)."""
+    require_requests(engine)
+    load_case_tables(engine, case, exclusions)
+    engine.materialize(
+        "bands",
+        "exposure/bands",
+        window_start=case.window_start,
+        window_end=case.window_end,
+        context_window=case.context_window,
+        default_status=DEFAULT_STATUS,
+    )
+    engine.run("exposure/exposed_view")
+
+
+def band_counts(engine: SQLEngine) -> dict[str, int]:
+    """Requests per band, every band present (0 where none)."""
+    counts = dict.fromkeys(BANDS, 0)
+    for band, n in engine.frame("exposure/band_counts").iter_rows():
+        counts[band] = int(n)
+    return counts
+
+
+def excluded_by_reason(engine: SQLEngine, case: Case, exclusions: bool = True) -> dict[str, int]:
+    """Requests in band `excluded` per reason; every configured reason listed (0 where none).
+
+    Empty when exclusions are off (no request is excluded then).
+    """
+    if not exclusions:
+        return {}
+    counts = {ex.reason: 0 for ex in case.exclusions}
+    for reason, n in engine.frame("exposure/excluded_by_reason").iter_rows():
+        counts[reason] = int(n)
+    return counts
+
+
+def totals(engine: SQLEngine) -> tuple[int, int]:
+    """(exposure count, affected accounts)."""
+    row = engine.frame("exposure/totals").row(0)
+    return int(row[0]), int(row[1])
+
+
+def write_exposed_csv(engine: SQLEngine, path: Path) -> Path:
+    """`exposed_requests.csv`: every exposed request, sorted by ts then request_id."""
+    return write_csv(engine.frame("exposure/exposed_rows"), path)

@@ -1,0 +1,166 @@
+"""What an analysis was computed from, so no step shows figures of another case file.
+
+After each analysis, `record` writes `analysis_meta` (key, value) into the case database (or
+the Spark case store): the digest of the case file's effective content (`case_digest`: every
+parsed value, each source mapping's `mapping_digest`, the accounts read from exclusion
+files; not comments, layout or key order), the digest of the inputs it read (`inputs`
+rows: sha256 and mapping of each), the exclusion setting, and the digest of the summary.
+`check` refuses with one line (`AnalysisError`, fix: re-run `forensics analyze`) when any
+differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
+`clear` empties the record before an analysis starts, so a failed one leaves none.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, is_dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..case import Case
+from ..engines import SQLEngine, TableMissing, needing
+from ..errors import AnalysisError, ForensicsError, command, option
+from ..formats import digest, relative_path
+from ..mapping import load_mapping, mapping_digest, profile
+
+META_TABLE = "analysis_meta"
+_SCHEMA = {"key": pl.String, "value": pl.String}
+
+
+def case_digest(case: Case) -> str:
+    """sha256 of the case file's effective content (see the module doc); paths count relative
+    to the case file, so moving the case folder keeps it."""
+    body = _plain(asdict(case), case.folder)
+    body.pop("path", None)
+    for source in body["sources"]:
+        source["path"] = relative_path(source["path"], case.folder)
+    body["source_mappings"] = [_source_mapping(s.mapping, s.profile) for s in case.sources]
+    return digest(body)
+
+
+def summary_digest(summary: dict[str, Any]) -> str:
+    """sha256 of a summary's content as summary.json holds it (layout aside)."""
+    return digest(json.loads(json.dumps(summary, ensure_ascii=False, default=str)))
+
+
+def inputs_digest(engine: SQLEngine) -> str:
+    """sha256 of the inputs an analysis reads: (sha256, mapping) of every `inputs` row."""
+    try:
+        with needing(engine, "inputs"):
+            frame = engine.frame("integrity/inputs")
+    except TableMissing:
+        return digest([])
+    mappings = (
+        frame["mapping_sha256"].to_list()
+        if "mapping_sha256" in frame.columns
+        else [None] * frame.height
+    )
+    rows = sorted(zip(frame["sha256"].to_list(), mappings, strict=True), key=str)
+    return digest(rows)
+
+
+def clear(engine: SQLEngine) -> None:
+    """Forget the recorded analysis (before one starts: a failed analysis leaves none)."""
+    engine.write_frame(META_TABLE, pl.DataFrame(schema=_SCHEMA), order_by="key")
+
+
+def record(engine: SQLEngine, case: Case, exclusions: bool, summary: dict[str, Any]) -> None:
+    """Record what the analysis now in the database was computed from."""
+    values = {**_expected(engine, case, exclusions), "summary": summary_digest(summary)}
+    frame = pl.DataFrame(list(values.items()), schema=_SCHEMA, orient="row")
+    engine.write_frame(META_TABLE, frame, order_by="key")
+
+
+def stored(engine: SQLEngine) -> dict[str, str]:
+    """The recorded analysis as key -> value (empty when none)."""
+    if not engine.table_exists(META_TABLE):
+        return {}
+    return dict(engine.frame("integrity/analysis_meta").iter_rows())
+
+
+def stale_reason(
+    engine: SQLEngine,
+    case: Case,
+    exclusions: bool | None = None,
+    summary: dict[str, Any] | None = None,
+) -> str | None:
+    """Why the analysis in the database does not belong to this case file, these inputs
+    (this exclusion setting, this summary, when given); None when it does."""
+    meta = stored(engine)
+    if not meta:
+        return "the case database holds no recorded analysis"
+    expected = _expected(engine, case, exclusions if exclusions is not None else None)
+    if meta.get("case") != expected["case"]:
+        return (
+            "the analysis in the case database was computed from another version of the case "
+            "file (or of a mapping it names)"
+        )
+    if meta.get("inputs") != expected["inputs"]:
+        return "logs were ingested or re-ingested since the analysis"
+    if exclusions is not None and meta.get("exclusions") != expected["exclusions"]:
+        return "the analysis was computed with the other exclusion setting"
+    if summary is not None and meta.get("summary") != summary_digest(summary):
+        return "summary.json in the output folder is not from the case database's last analysis"
+    return None
+
+
+def check(
+    engine: SQLEngine,
+    case: Case,
+    db: str | Path,
+    *,
+    summary: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+) -> None:
+    """Raise AnalysisError (one line) unless the database's analysis is of this case file,
+    its inputs as they are now (and, when given, produced this summary.json)."""
+    reason = stale_reason(engine, case, summary=summary)
+    if reason is None:
+        return
+    raise AnalysisError(
+        reason,
+        where=str(db),
+        fix=f"re-run {command('analyze')} {case.path} {option('db')} {db} {option('out')} "
+        + (str(out) if out is not None else "DIR"),
+    )
+
+
+def _expected(engine: SQLEngine, case: Case, exclusions: bool | None) -> dict[str, str]:
+    return {
+        "case": case_digest(case),
+        "exclusions": "on" if exclusions else "off",
+        "inputs": inputs_digest(engine),
+    }
+
+
+def _source_mapping(mapping: Path | None, profile_name: str | None) -> str:
+    try:
+        # no { sql } check for a digest: ingest checks each one before it runs it
+        m = (
+            load_mapping(mapping, check_sql=False)
+            if mapping is not None
+            else profile(profile_name or "")
+        )
+    except (ForensicsError, OSError, UnicodeDecodeError) as e:
+        return f"unreadable: {type(e).__name__}"  # still counted: it changes when fixed
+    return mapping_digest(m)
+
+
+def _plain(value: Any, folder: Path) -> Any:
+    """JSON-ready form: paths relative to the case folder, times in ISO 8601."""
+    if is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v, folder) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, folder) for v in value]
+    if isinstance(value, Path):
+        return relative_path(value, folder)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return value

@@ -1,0 +1,127 @@
+"""Data-owner attribution: whose data may have been read from stale KV pages.
+
+`attribute(engine, case)` needs `bands` (forensics.exposure) and materializes
+`attribution_targets` (each exposed request with its decode node and the decode pool
+capacity in force) and `data_owners` (CONTRACTS.md: one row per exposed request and
+candidate request of another account). Policy `pool-walkback` or `time-window`, as in
+SPEC.md "Analyses".
+
+The pool of a decode node d holds the requests of the case's models that arrived inside
+the case window and were served on d with a success status: the vulnerable deployment
+served only in the window, and its KV pool holds tokens of its own model only (requests of
+other models, or of an earlier deployment, are never candidates). Excluded accounts' requests
+are candidates like any other: their data sat in the same pool.
+Where an exposed request has no decode node (or, under pool-walkback, no decode capacity is
+in force for its node) it is counted as unattributed; attribution is never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..case import Case
+from ..engines import SQLEngine, needing
+from ..errors import AnalysisError
+from ..schema import DEFAULT_STATUS
+
+
+@dataclass(frozen=True)
+class OwnersResult:
+    """Figures of one attribution run (the rows are in the `data_owners` table)."""
+
+    policy: str
+    status: str  # complete | partial | not_possible
+    accounts: int
+    requests: int
+    pairs: int
+    exposed: int
+    attributed: int
+    unattributed: int
+    reason: str | None
+    lookback_seconds: int | None
+
+    def to_summary(self) -> dict[str, Any]:
+        """The `data_owners` entry of summary.json."""
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "status": self.status,
+            "accounts": self.accounts,
+            "requests": self.requests,
+            "pairs": self.pairs,
+            "exposed_attributed": self.attributed,
+            "exposed_unattributed": self.unattributed,
+            "reason": self.reason,
+        }
+        if self.lookback_seconds is not None:
+            out["lookback_seconds"] = self.lookback_seconds
+        return out
+
+
+def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
+    """Materialize `attribution_targets` and `data_owners`; report how complete it is."""
+    no_bands = AnalysisError(
+        "data owners need the bands of this case",
+        fix="compute the bands first (forensics.analysis.exposure.compute_bands; the analysis "
+        "step does)",
+    )
+    with needing(engine, "bands", no_bands):
+        engine.materialize("attribution_targets", "owners/targets")
+    policy = case.attribution.policy
+    common = {
+        "window_start": case.window_start,
+        "window_end": case.window_end,
+        "default_status": DEFAULT_STATUS,
+    }
+    if policy == "pool-walkback":
+        engine.materialize("data_owners", "owners/pool_walkback", **common)
+    else:
+        engine.materialize(
+            "data_owners", "owners/time_window", lookback=case.attribution.lookback, **common
+        )
+
+    exposed, no_node, no_cap = engine.frame("owners/target_counts").row(0)
+    if policy != "pool-walkback":
+        no_cap = 0
+    unattributed = int(no_node) + int(no_cap)
+    pairs, requests, accounts = engine.frame("owners/totals").row(0)
+    reason = _reason(engine, int(no_node), int(no_cap))
+
+    if exposed == 0:
+        status = "complete"
+    elif unattributed == exposed:
+        status = "not_possible"
+    elif unattributed:
+        status = "partial"
+    else:
+        status = "complete"
+    return OwnersResult(
+        policy=policy,
+        status=status,
+        accounts=int(accounts),
+        requests=int(requests),
+        pairs=int(pairs),
+        exposed=int(exposed),
+        attributed=int(exposed) - unattributed,
+        unattributed=unattributed,
+        reason=reason,
+        lookback_seconds=(
+            int(case.attribution.lookback.total_seconds()) if policy == "time-window" else None
+        ),
+    )
+
+
+def _reason(engine: SQLEngine, no_node: int, no_cap: int) -> str | None:
+    """Why some exposed requests could not be attributed (None when all could)."""
+    parts = []
+    if no_node:
+        if engine.frame("owners/decode_rows").item() == 0:
+            parts.append("the logs name no decode node (map decode_node to attribute owners)")
+        else:
+            parts.append(f"{no_node} exposed request(s) have no decode node")
+    if no_cap:
+        parts.append(
+            f"{no_cap} exposed request(s) ran on a decode node with no [[capacity]] entry "
+            "of role decode in force (add one, or use policy time-window)"
+        )
+    return "; ".join(parts) or None

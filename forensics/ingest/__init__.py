@@ -1,0 +1,180 @@
+"""Lossless ingest of request logs into a case database (docs: "Ingest rules").
+
+Every input record is loaded, counted as a duplicate, or quarantined with its reason:
+rows_read = rows_loaded + duplicates + quarantined, per input and in total. The work is
+DuckDB-native (no per-record Python); Python only resolves paths, hashes inputs and checks
+compressed streams (`inputfile`). Inputs are staged (`staging`), the mapping compiled to SQL
+(`compile`), and all inputs of one call loaded in one transaction (`load`): a bad input
+leaves the database unchanged. SGLang server logs are engine evidence (`sglang`).
+
+Duplicates: the first occurrence (lowest line/row) of a request_id is loaded; later records
+with the same content (every loaded column but provenance) are duplicates, later ones with
+different content are quarantined as `conflicting duplicate`. A request_id already loaded by
+an earlier input makes every record of it a duplicate or a conflict likewise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import scratch
+from ..engines import DuckDBEngine
+from ..errors import InputError, option
+from ..mapping import Mapping, load_mapping, profile
+from ..progress import SILENT, Progress, step
+from ..schema import INGEST_KEYS, InputStats
+from . import inputfile, sglang
+from .inputfile import resolve_inputs
+from .load import already, load_all
+from .staging import drop_scratch, stage
+from .store import export_parquet, new_db_name, publish_db
+
+__all__ = [
+    "IngestReport",
+    "InputStats",
+    "export_parquet",
+    "ingest",
+    "ingest_into",
+    "resolve_inputs",
+    "resolve_mapping",
+]
+
+SCRATCH_PREFIX = "forensics-ingest-"  # decompressed prefixes: TEMP/forensics-ingest-PID-XXXX
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did: per-input accounting and warnings (truncation, re-ingest)."""
+
+    inputs: list[InputStats] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        """Sums over inputs: rows_read, rows_loaded, duplicates, quarantined."""
+        return {k: sum(getattr(s, k) for s in self.inputs) for k in INGEST_KEYS}
+
+
+def ingest(
+    paths: list[str] | list[Path] | str | Path,
+    db: str | Path,
+    *,
+    mapping: str | Path | None = None,
+    profile: str | None = None,
+    node: str | None = None,
+    role: str | None = None,
+    to_parquet: str | Path | None = None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    progress: Progress = SILENT,
+    force: bool = False,
+) -> IngestReport:
+    """Ingest `paths` (files, globs, folders) into the case database file `db`; `force`
+    re-ingests inputs already loaded (see `ingest_into`).
+
+    A database held by another process is refused (DuckDB's file lock). A new database is
+    built under a scratch name beside `db` and linked into place only when complete, so a
+    failed or killed first ingest leaves no database, and no ingest ever deletes a database
+    another process made (when two create `db` at once, the later one is refused).
+    """
+    m = resolve_mapping(mapping, profile)
+    files = resolve_inputs(paths)
+    db_path = Path(db)
+    new = None if db_path.exists() else new_db_name(db_path)
+    try:
+        with DuckDBEngine(new or db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
+            report = ingest_into(
+                engine,
+                files,
+                mapping=m,
+                node=node,
+                role=role,
+                to_parquet=to_parquet,
+                temp_dir=temp_dir,
+                progress=progress,
+                force=force,
+            )
+        if new is not None:
+            publish_db(new, db_path)
+        return report
+    finally:
+        if new is not None:  # only files this process created, under its own scratch name
+            for part in (new, new.with_name(new.name + ".wal")):
+                scratch.remove(part)
+
+
+def ingest_into(
+    engine: DuckDBEngine,
+    paths: list[str] | list[Path] | str | Path,
+    *,
+    mapping: Mapping | str | Path | None = None,
+    profile: str | None = None,
+    node: str | None = None,
+    role: str | None = None,
+    to_parquet: str | Path | None = None,
+    temp_dir: str | Path | None = None,
+    progress: Progress = SILENT,
+    force: bool = False,
+) -> IngestReport:
+    """Ingest `paths` into an open case database; all inputs commit together or not at all.
+
+    An input already loaded (same sha256) is skipped, unless this mapping differs from the
+    one it was loaded with: that is refused (InputError naming the file). With `force`, such
+    inputs are re-ingested: their requests, quarantine rows and `inputs` row are deleted and
+    the file is loaded again, in the same transaction.
+    """
+    m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)
+    files = resolve_inputs(paths)
+    if m.format == "sglang":
+        if force:
+            raise InputError(
+                f"{option('force')} does not apply to engine logs (profile sglang)",
+                where=option("force"),
+                fix=f"ingest the engine logs into a new {option('db')}",
+            )
+        stats = sglang.ingest_logs(engine, files, node=node, role=role)
+        report = IngestReport(inputs=stats)
+        report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
+        return report
+
+    report = IngestReport()
+    # pid in the name: a killed ingest's copies are swept by the next one
+    scratch_dir = scratch.make_dir(temp_dir, SCRATCH_PREFIX)
+    try:
+        prepared = [inputfile.prepare(f, m, scratch_dir) for f in files]
+        for p in prepared:
+            if p.note:
+                report.warnings.append(f"{p.path}: {p.note}")
+        # staging runs outside the transaction: rowids of committed temp tables are the
+        # line order; nothing is written to the database file yet
+        for i, p in enumerate(prepared):
+            if not already(engine, p, prepared[:i], m, force):
+                p.table = stage(engine, p, i)
+        with step(progress, "ingest", sum(p.size for p in prepared), "bytes") as bar:
+            report.warnings.extend(load_all(engine, prepared, m, report.inputs, bar))
+    finally:
+        drop_scratch(engine)
+        scratch.remove(scratch_dir)  # ignores errors: cleanup never fails the ingest
+    if to_parquet is not None:
+        export_parquet(engine, to_parquet)
+    return report
+
+
+def resolve_mapping(mapping: str | Path | None, profile_name: str | None) -> Mapping:
+    """The mapping file `mapping` or the built-in profile `profile_name` (exactly one)."""
+    if mapping is not None and profile_name is not None:
+        raise InputError(
+            f"both {option('mapping')} and {option('profile')} given",
+            fix=f"give one of {option('mapping')} FILE or {option('profile')} NAME",
+        )
+    if mapping is not None:
+        # each { sql } is checked on the case database before it runs (validate_sql): not
+        # here as well, which would open a second DuckDB just to parse it (~25 ms)
+        return load_mapping(mapping, check_sql=False)
+    if profile_name is not None:
+        return profile(profile_name)
+    raise InputError(
+        "no mapping given",
+        fix=f"give {option('mapping')} FILE.mapping.toml or {option('profile')} "
+        "canonical|openai|sglang",
+    )

@@ -1,0 +1,68 @@
+"""The headline: the figures a responder reads first, as a few plain lines of text (what
+`forensics run`/`demo`/`analyze` print, and `Investigation.headline()` returns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..formats import printable
+
+
+def headline(summary: dict[str, Any], out: Path | None = None) -> str:
+    """The headline of a summary (and the output folder, when given)."""
+    s = summary
+    excluded = s.get("excluded_by_reason") or {}
+    excluded_text = ", ".join(f"{reason} {n}" for reason, n in sorted(excluded.items())) or "none"
+    owners_info = s.get("data_owners") or {}
+    owners_text = (
+        f"{owners_info.get('accounts', 0)} account(s), {owners_info.get('requests', 0)} "
+        f"request(s) ({owners_info.get('policy')}, {owners_info.get('status')})"
+    )
+    flagged = ", ".join(s.get("flagged_accounts") or [])
+    ingest = s.get("ingest") or {}
+    lines = [
+        f"{s.get('name')}",
+        f"exposed responses: {s.get('exposure_count')}",
+        f"affected accounts: {s.get('affected_accounts')}",
+        f"excluded (by reason): {excluded_text}",
+        f"data owners: {owners_text}",
+        f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
+        f"ingest: {ingest.get('rows_read', 0)} record(s) read, {ingest.get('rows_loaded', 0)} "
+        f"loaded, {ingest.get('duplicates', 0)} duplicate(s), "
+        f"{ingest.get('quarantined', 0)} quarantined"
+        + (" (each with its reason in the quarantine table)" if ingest.get("quarantined") else ""),
+    ]
+    lines.extend(engine_lines(s))
+    if out is not None:
+        lines.append(f"outputs: {out}")
+    return "\n".join(printable(line, one_line=True) for line in lines)  # ids and names as data
+
+
+def engine_lines(summary: dict[str, Any]) -> list[str]:
+    """The engine evidence of a summary as headline lines (none without engine evidence)."""
+    if summary.get("engine_signature") is None and summary.get("preflight") is None:
+        return []
+    lines = []
+    rec = summary.get("engine_reconciliation")
+    if rec is not None:
+        lines.append(
+            f"engine-confirmed: {summary.get('engine_confirmed')} of "
+            f"{summary.get('exposure_count')} exposed responses "
+            f"(bug signature in the engine logs: {summary.get('engine_signature')})"
+        )
+        parts = [f"matched {rec['matched']['count']}"]
+        for side, label in (("gateway_only", "gateway-only"), ("engine_only", "engine-only")):
+            reasons = rec[side]["reasons"]
+            detail = "; ".join(f"{r} {v['count']}" for r, v in sorted(reasons.items()))
+            parts.append(f"{label} {rec[side]['count']}" + (f" ({detail})" if detail else ""))
+        lines.append("engine reconciliation: " + ", ".join(parts))
+    else:
+        lines.append(f"engine signature: {summary.get('engine_signature')} (no gateway bands)")
+    findings = summary.get("preflight") or []
+    nodes = sorted({f["node"] for f in findings})
+    lines.append(
+        f"pre-flight: {len(findings)} finding(s), pool < context window"
+        + (f" on {', '.join(nodes)}" if nodes else "")
+    )
+    return lines

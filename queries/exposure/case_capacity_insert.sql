@@ -1,1 +1,0 @@
-INSERT INTO case_capacity VALUES ($ordinal, $role, $nodes, $tokens, $start_ts, $end_ts)

@@ -1,1 +1,0 @@
-INSERT INTO case_exclusions VALUES ($account_id, $reason)

@@ -1,1 +1,0 @@
-INSERT INTO case_models VALUES ($model)

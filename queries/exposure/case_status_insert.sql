@@ -1,1 +1,0 @@
-INSERT INTO case_success_status VALUES ($status)

@@ -1,1 +1,0 @@
-INSERT INTO notify_exclusions VALUES ($account_id, $reason)
