@@ -79,8 +79,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+# soft_wrap: lines are never folded (a piped path stays whole); emoji=False: an id such as
+# ":smile:" is printed as written
+out = Console(soft_wrap=True, highlight=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 CaseArg = Annotated[Path, typer.Argument(help="The case file (incident.toml).", show_default=False)]
 DbOpt = Annotated[Path, typer.Option("--db", help="The case database (a DuckDB file).")]
@@ -148,32 +150,75 @@ def _warn(warnings: list[str]) -> None:
         err.print(f"warning: {_say(warning)}", markup=False)
 
 
+def _print_ingest(report: IngestReport) -> None:
+    """The per-input accounting: a Rich table on a terminal; plain aligned text otherwise,
+    whatever the width (piped output never folds a file name)."""
+    if out.is_terminal:
+        out.print(_ingest_table(report))
+    else:
+        out.print(_ingest_text(report), markup=False)
+
+
+_INGEST_HEAD = ("input", "rows read", "loaded", "duplicates", "quarantined", "note")
+
+
+def _ingest_rows(report: IngestReport) -> list[tuple[str, ...]]:
+    """(input, rows read, loaded, duplicates, quarantined, note) per input, then the totals."""
+    rows = [
+        (
+            s.path,
+            f"{s.rows_read:,}",
+            f"{s.rows_loaded:,}",
+            f"{s.duplicates:,}",
+            f"{s.quarantined:,}",
+            s.note or "",
+        )
+        for s in report.inputs
+    ]
+    t = report.totals()
+    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+    rows.append(("total", *(f"{t[k]:,}" for k in keys), ""))
+    return rows
+
+
+def _ingest_text(report: IngestReport) -> str:
+    """The ingest table as plain text: columns two spaces apart, counts right-aligned."""
+    return _plain_table(_INGEST_HEAD, _ingest_rows(report), right=(1, 2, 3, 4))
+
+
+def _plain_table(
+    head: tuple[str, ...], rows: list[tuple[str, ...]], right: tuple[int, ...] = ()
+) -> str:
+    """Aligned plain-text columns (two spaces apart), no line folded at any width; control
+    characters in a cell shown as escapes (a file name may hold a newline)."""
+    from .formats import printable  # lazy: formats imports Polars
+
+    cells = [head, *[tuple(printable(c, one_line=True) for c in r) for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in cells
+    )
+
+
 def _ingest_table(report: IngestReport) -> Table:
-    """One row per input, then the totals."""
+    """One row per input, then the totals (on a terminal)."""
     table = Table(title="ingest", show_footer=False)
     table.add_column("input", overflow="fold")
     for name in ("rows read", "loaded", "duplicates", "quarantined"):
         table.add_column(name, justify="right")
     table.add_column("note")
-    for s in report.inputs:
-        table.add_row(
-            Text(s.path),  # Text: a path such as logs/[x].jsonl is not Rich markup
-            f"{s.rows_read:,}",
-            f"{s.rows_loaded:,}",
-            f"{s.duplicates:,}",
-            f"{s.quarantined:,}",
-            Text(s.note or ""),
-        )
-    t = report.totals()
+    from .formats import printable
+
+    *inputs, total = _ingest_rows(report)
+    for path, *counts, note in inputs:
+        # Text: a path such as logs/[x].jsonl is not Rich markup
+        table.add_row(Text(printable(path, one_line=True)), *counts, Text(note))
     table.add_section()
-    table.add_row(
-        "total",
-        f"{t['rows_read']:,}",
-        f"{t['rows_loaded']:,}",
-        f"{t['duplicates']:,}",
-        f"{t['quarantined']:,}",
-        "",
-    )
+    table.add_row(*total)
     return table
 
 
@@ -191,12 +236,7 @@ def _capacity_text(result: CapacityResult) -> str:
         )
         for e in result.entries
     ]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [head, *rows]
-    ]
-    lines.append("")
+    lines = [_plain_table(head, rows), ""]
     if result.preflight:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
         for f in result.preflight:
@@ -287,7 +327,7 @@ def ingest(
         progress=_progress(),
         force=force,
     )
-    out.print(_ingest_table(report))
+    _print_ingest(report)
     _warn(report.warnings)
 
 
