@@ -10,6 +10,7 @@ names them (`cli_terms`).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -78,11 +79,38 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 # soft_wrap: lines are never folded (a piped path stays whole); emoji=False: an id such as
 # ":smile:" is printed as written
 out = Console(soft_wrap=True, highlight=False, emoji=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .version import versions
+
+        v = versions()
+        out.print(f"{v['name']} {v['version']} (DuckDB {v['duckdb']})", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the toolkit's version and DuckDB's, and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Investigate cross-session KV-cache exposure incidents from request logs."""
+
 
 CaseArg = Annotated[Path, typer.Argument(help="The case file (incident.toml).", show_default=False)]
 DbOpt = Annotated[Path, typer.Option("--db", help="The case database (a DuckDB file).")]
@@ -164,7 +192,7 @@ _INGEST_HEAD = ("input", "rows read", "loaded", "duplicates", "quarantined", "no
 
 def _ingest_rows(report: IngestReport) -> list[tuple[str, ...]]:
     """(input, rows read, loaded, duplicates, quarantined, note) per input, then the totals."""
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             s.path,
             f"{s.rows_read:,}",
@@ -187,13 +215,13 @@ def _ingest_text(report: IngestReport) -> str:
 
 
 def _plain_table(
-    head: tuple[str, ...], rows: list[tuple[str, ...]], right: tuple[int, ...] = ()
+    head: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...] = ()
 ) -> str:
     """Aligned plain-text columns (two spaces apart), no line folded at any width; control
     characters in a cell shown as escapes (a file name may hold a newline)."""
     from .formats import printable  # lazy: formats imports Polars
 
-    cells = [head, *[tuple(printable(c, one_line=True) for c in r) for r in rows]]
+    cells = [tuple(head), *[tuple(printable(c, one_line=True) for c in r) for r in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
     return "\n".join(
         "  ".join(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import REPO
 from typer.testing import CliRunner
 
 from forensics.cli import app
@@ -49,3 +50,34 @@ def test_memory_limit_help_states_the_engine_default(runner: CliRunner) -> None:
     result = runner.invoke(app, ["analyze", "--help"], terminal_width=200)
     words = " ".join(w for w in result.output.split() if w != "│")  # help wraps in a box
     assert f"default {DEFAULT_MEMORY_LIMIT};" in words
+
+
+def _pyproject_version() -> str:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_names_the_toolkit_and_duckdb(runner: CliRunner, flag: str) -> None:
+    import duckdb
+
+    result = runner.invoke(app, [flag])
+    assert result.exit_code == 0
+    assert result.stdout == f"kv-forensics {_pyproject_version()} (DuckDB {duckdb.__version__})\n"
+
+
+def test_the_library_reads_its_version_from_pyproject() -> None:
+    import forensics
+
+    assert forensics.__version__ == _pyproject_version()
+    assert forensics.versions()["version"] == _pyproject_version()
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_dash_h_is_help(runner: CliRunner, command: str | None) -> None:
+    args = [command] if command else []
+    short = runner.invoke(app, [*args, "-h"], terminal_width=120)
+    long = runner.invoke(app, [*args, "--help"], terminal_width=120)
+    assert short.exit_code == long.exit_code == 0
+    assert short.stdout == long.stdout

@@ -2,7 +2,7 @@
 level or inside a function): data flows one way, from the shared base through the engines
 and the stages (ingest, analysis, render, synth) to the one sequencer and the front ends.
 
-    base      case, mapping, schema, errors, formats, scratch, progress
+    base      case, mapping, schema, errors, formats, scratch, progress, version
     engines   the engine contract, DuckDB, Spark, the query loader
     stages    ingest/  analysis/  render/  synth/    (none imports another)
     pipeline  the one sequencer
@@ -18,7 +18,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "forensics"
 QUERIES = PACKAGE.parent / "queries"
 
-BASE = {"case", "mapping", "schema", "errors", "formats", "scratch", "progress"}
+BASE = {"case", "mapping", "schema", "errors", "formats", "scratch", "progress", "version"}
 STAGES = {"ingest", "analysis", "render", "synth"}
 LAYERS = {"base": 0, "engines": 1, "stage": 2, "pipeline": 3, "front": 4, "root": 5}
 PRESENTATION = ("rich", "typer", "click")

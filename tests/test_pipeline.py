@@ -2,7 +2,8 @@
 
 The golden files under case_small/expected/ were reviewed by hand against the derivation in
 case_small/README.md. summary.json's `classification` block belongs to forensics.classify and
-is left out of the golden comparison.
+is left out of the golden comparison, as is `tool` (the versions of the install running the
+test, checked against pyproject.toml and DuckDB on their own).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from case_small_db import CASE_DIR, CASE_FILE
+from conftest import REPO
 
 from forensics.cli import app
 
@@ -67,6 +69,7 @@ def test_run_csv_outputs_equal_the_reviewed_golden_files(run_out, name):
 def test_run_summary_equals_the_reviewed_golden_file(run_out):
     summary = json.loads((run_out / "summary.json").read_text())
     summary.pop("classification")
+    summary.pop("tool")  # the versions of this install: test_pipeline checks them
     assert summary == json.loads((EXPECTED / "summary.json").read_text())
 
 
@@ -82,6 +85,35 @@ def test_summary_holds_every_key_spec_lists_with_consistent_ingest_totals(run_ou
     assert summary["data_owners"]["accounts"] == 6
     assert summary["data_owners"]["requests"] == 11
     assert summary["data_owners"]["policy"] == "pool-walkback"
+
+
+def _pyproject_version() -> str:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_summary_names_the_toolkit_and_duckdb_versions_that_made_it(run_out):
+    import duckdb
+
+    summary = json.loads((run_out / "summary.json").read_text())
+    assert summary["tool"] == {
+        "name": "kv-forensics",
+        "version": _pyproject_version(),
+        "duckdb": duckdb.__version__,
+    }
+
+
+def test_the_analysis_record_in_the_case_database_names_the_versions(run_out):
+    import duckdb
+
+    con = duckdb.connect(str(run_out / "case.duckdb"), read_only=True)
+    try:
+        meta = dict(con.execute("SELECT key, value FROM analysis_meta").fetchall())
+    finally:
+        con.close()
+    assert meta["tool_version"] == _pyproject_version()
+    assert meta["duckdb_version"] == duckdb.__version__
 
 
 def test_summary_json_is_sorted_indented_and_ends_with_newline(run_out):

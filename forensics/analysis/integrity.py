@@ -4,7 +4,8 @@ After each analysis, `record` writes `analysis_meta` (key, value) into the case 
 the Spark case store): the digest of the case file's effective content (`case_digest`: every
 parsed value, each source mapping's `mapping_digest`, the accounts read from exclusion
 files; not comments, layout or key order), the digest of the inputs it read (`inputs`
-rows: sha256 and mapping of each), the exclusion setting, and the digest of the summary.
+rows: sha256 and mapping of each), the exclusion setting, the digest of the summary, and
+the code that computed it (`tool_version`, `duckdb_version`: `forensics.versions()`).
 `check` refuses with one line (`AnalysisError`, fix: re-run `forensics analyze`) when any
 differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
 `clear` empties the record before an analysis starts, so a failed one leaves none.
@@ -25,6 +26,7 @@ from ..engines import SQLEngine, TableMissing, needing
 from ..errors import AnalysisError, ForensicsError, command, option
 from ..formats import digest, relative_path
 from ..mapping import load_mapping, mapping_digest, profile
+from ..version import versions
 
 META_TABLE = "analysis_meta"
 _SCHEMA = {"key": pl.String, "value": pl.String}
@@ -69,7 +71,13 @@ def clear(engine: SQLEngine) -> None:
 
 def record(engine: SQLEngine, case: Case, exclusions: bool, summary: dict[str, Any]) -> None:
     """Record what the analysis now in the database was computed from."""
-    values = {**_expected(engine, case, exclusions), "summary": summary_digest(summary)}
+    tool = versions()
+    values = {
+        **_expected(engine, case, exclusions),
+        "summary": summary_digest(summary),
+        "tool_version": tool["version"],
+        "duckdb_version": tool["duckdb"],
+    }
     frame = pl.DataFrame(list(values.items()), schema=_SCHEMA, orient="row")
     engine.write_frame(META_TABLE, frame, order_by="key")
 

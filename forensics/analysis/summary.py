@@ -1,10 +1,11 @@
 """summary.json: every figure of one analysis, JSON-ready and deterministic.
 
 `build_summary` reads `bands`, `inputs` and the results of attribution and classification
-and returns a dict holding at least every key SPEC.md lists for summary.json. `ingest` sums
-every input of the case (gateway logs and SGLang engine logs alike: each is in `inputs`);
-`ingest_by_format` splits the same totals by input format, so the gateway figure stays
-visible. Times are ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give
+and returns a dict holding every key the outputs documentation lists for summary.json, and
+`tool`: the toolkit's and DuckDB's versions, so every figure names the code that made it.
+`ingest` sums every input of the case (gateway logs and SGLang engine logs alike: each is in
+`inputs`); `ingest_by_format` splits the same totals by input format, so the gateway figure
+stays visible. Times are ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give
 equal bytes.
 """
 
@@ -17,6 +18,7 @@ from ..case import Case
 from ..engines import SQLEngine, TableMissing, needing
 from ..formats import iso_z, relative_path, write_json
 from ..schema import INGEST_KEYS
+from ..version import versions
 from . import exposure
 from .owners import OwnersResult
 
@@ -101,7 +103,7 @@ def build_summary(
     classification: dict[str, Any] | None = None,
     evidence: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every key of SPEC.md's summary.json, from `bands`, `inputs` and the given results.
+    """Every key of summary.json, from `bands`, `inputs` and the given results.
 
     `classification` is `Classification.to_summary()` (verdict `insufficient_data` and no
     flagged accounts without it); `evidence` holds engine-log keys (preflight, ...) if any.
@@ -121,6 +123,7 @@ def build_summary(
         "ingest_by_format": ingest_by_format(inputs),
         "inputs": inputs,
         "data_owners": owners.to_summary() if owners is not None else None,
+        "tool": versions(),
     }
     if evidence:
         summary.update(evidence)
