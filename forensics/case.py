@@ -349,10 +349,20 @@ class _Parser:
                 )
             if "role" in t and t["role"] not in ROLES:
                 raise self.fail(f"role must be one of {ROLES}", "source", i, "role")
+            mapping = self.resolve(t["mapping"]) if "mapping" in t else None
+            if mapping is not None and not mapping.is_file():
+                raise self.fail(
+                    f"mapping file not found: {mapping}",
+                    "source",
+                    i,
+                    "mapping",
+                    fix="fix the path in the case file (a relative path starts at the case "
+                    "file's folder)",
+                )
             out.append(
                 Source(
                     path=str(self.resolve(t["path"])),
-                    mapping=self.resolve(t["mapping"]) if "mapping" in t else None,
+                    mapping=mapping,
                     profile=t.get("profile"),
                     node=t.get("node"),
                     role=t.get("role"),

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
@@ -39,11 +40,47 @@ def _say(text: str) -> str:
     return render_terms(text, cli_terms)
 
 
+def _conventional(params: list[Any]) -> list[Any]:
+    """Parameters shown as command lines conventionally show them: an argument by its name in
+    capitals (`CASE`, `LOGS...`) without a type, a flag without a value (`--force`, not
+    `--force <bool>`)."""
+    for p in params:
+        if isinstance(p, typer.core.TyperArgument):
+            if p.metavar is None and p.name is not None:
+                p.metavar = p.name.upper() + ("..." if p.nargs != 1 else "")
+            setattr(p, "display_type_rich", _no_type)  # noqa: B010 (an instance's own)
+        elif isinstance(p, typer.core.TyperOption) and p.is_flag and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+def _no_type(ctx: object) -> None:
+    return None
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose usage line reads `forensics run [OPTIONS] CASE`, `LOGS...` (not
+    `{case}`, `{logs}...`) and whose flags take no value in the help."""
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:  # type: ignore[override]
+        return _conventional(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for p in self.get_params(ctx):
+            if isinstance(p, typer.core.TyperArgument) and p.metavar:
+                pieces.append(p.metavar if p.required else f"[{p.metavar}]")
+        return pieces
+
+
 class _Commands(typer.core.TyperGroup):
     """The one error boundary: every failure is one line on stderr and an exit code from
     `EXIT_CODES`. A `ForensicsError` has its own (4 when raised over a system fault: disk
     full, read-only, permission); an OSError, or a DuckDB error reporting one, is 4 (2 for
     a wrong path); anything else is a bug: 1, with the traceback under FORENSICS_DEBUG=1."""
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:  # type: ignore[override]
+        return _conventional(super().get_params(ctx))
 
     def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
@@ -76,7 +113,7 @@ app = typer.Typer(
     help="Investigate cross-session KV-cache exposure incidents from request logs.",
     epilog="Exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + ".",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -112,29 +149,81 @@ def _root(
     """Investigate cross-session KV-cache exposure incidents from request logs."""
 
 
-CaseArg = Annotated[Path, typer.Argument(help="The case file (incident.toml).", show_default=False)]
-DbOpt = Annotated[Path, typer.Option("--db", help="The case database (a DuckDB file).")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Folder for the outputs.")]
+class Engine(StrEnum):
+    """--engine: the SQL engines of `forensics.engines` (a test keeps the two lists equal;
+    literal here, as the CLI imports no engine at start-up)."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+class Profile(StrEnum):
+    """--profile: the built-in mappings of `forensics.mapping.PROFILES`."""
+
+    canonical = "canonical"
+    openai = "openai"
+    sglang = "sglang"
+
+
+class Role(StrEnum):
+    """--role: the server roles of `forensics.schema.ROLES`."""
+
+    prefill = "prefill"
+    decode = "decode"
+
+
+class SampleFormat(StrEnum):
+    """sample --format: the gateway log formats of `forensics.synth.sample.FORMATS`."""
+
+    parquet = "parquet"
+    jsonl = "jsonl"
+
+
+def _exits(**meaning: str) -> str:
+    """A command's help epilog: the exit codes it can end with, and what each means for it
+    (`meaning` overrides the general text, e.g. `_3=...`; codes not given: 0, 1, 2, 4)."""
+    codes = {0, 1, 2, 4} | {int(k[1:]) for k in meaning}
+    parts = [f"{code} {meaning.get(f'_{code}', EXIT_CODES[code])}" for code in sorted(codes)]
+    return "Exit codes: " + "; ".join(parts) + "."
+
+
+CaseArg = Annotated[
+    Path, typer.Argument(metavar="CASE", help="The case file (incident.toml).", show_default=False)
+]
+DbOpt = Annotated[
+    Path, typer.Option("--db", metavar="DB", help="The case database (a DuckDB file).")
+]
+OutOpt = Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder for the outputs.")]
 NoExclOpt = Annotated[
     bool,
     typer.Option("--no-exclusions", help="Keep every account (show what exclusions change)."),
 ]
-EngineOpt = Annotated[str, typer.Option("--engine", help="SQL engine: duckdb (default) or spark.")]
+EngineOpt = Annotated[Engine, typer.Option("--engine", help="SQL engine.")]
 SparkMasterOpt = Annotated[
     str | None,
-    typer.Option("--spark-master", help="Spark master URL (default: SPARK_MASTER or local[*])."),
+    typer.Option(
+        "--spark-master",
+        metavar="URL",
+        help="Spark master URL (default: SPARK_MASTER or local[*]).",
+    ),
 ]
 MemOpt = Annotated[
     str | None,
     typer.Option(
         "--memory-limit",
+        metavar="SIZE",
         # literal, not engines.DEFAULT_MEMORY_LIMIT: the CLI imports no engine at start-up
         help="DuckDB memory limit, e.g. 8GB (default 1.5GB; spills past it).",
     ),
 ]
 TempOpt = Annotated[
-    Path | None, typer.Option("--temp-dir", help="Where DuckDB spills when over the limit.")
+    Path | None,
+    typer.Option("--temp-dir", metavar="DIR", help="Where DuckDB spills when over the limit."),
 ]
+_ANALYSIS_STALE = (
+    "the case database holds no analysis of this case file on its current inputs, or "
+    "summary.json in --out is not from it: re-run forensics analyze"
+)
 
 
 def _progress() -> Progress:
@@ -297,26 +386,27 @@ def _sample_text(result: SampleResult) -> str:
     return "\n".join(lines)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits())
 def ingest(
     logs: Annotated[list[str], typer.Argument(help="Log files, globs or folders.")],
     db: DbOpt,
     mapping: Annotated[
-        Path | None, typer.Option("--mapping", help="A *.mapping.toml file.")
+        Path | None, typer.Option("--mapping", metavar="FILE", help="A *.mapping.toml file.")
     ] = None,
     profile: Annotated[
-        str | None, typer.Option("--profile", help="Built-in mapping: canonical, openai, sglang.")
+        Profile | None, typer.Option("--profile", help="Built-in mapping (instead of --mapping).")
     ] = None,
     node: Annotated[
-        str | None, typer.Option("--node", help="Engine node id (sglang; default: file name).")
+        str | None,
+        typer.Option("--node", metavar="NODE", help="Engine node id (sglang; default: file name)."),
     ] = None,
-    role: Annotated[
-        str | None, typer.Option("--role", help="Engine role: prefill or decode (sglang).")
-    ] = None,
+    role: Annotated[Role | None, typer.Option("--role", help="Engine role (sglang).")] = None,
     to_parquet: Annotated[
         Path | None,
         typer.Option(
-            "--to-parquet", help="Also write requests as Parquet partitioned by day, model."
+            "--to-parquet",
+            metavar="DIR",
+            help="Also write requests as Parquet partitioned by day, model.",
         ),
     ] = None,
     memory_limit: MemOpt = None,
@@ -346,9 +436,9 @@ def ingest(
         logs,
         db,
         mapping=mapping,
-        profile=profile,
+        profile=_value(profile),
         node=node,
-        role=role,
+        role=_value(role),
         to_parquet=to_parquet,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
@@ -359,13 +449,13 @@ def ingest(
     _warn(report.warnings)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits(_3="the case database holds no requests table"))
 def analyze(
     case: CaseArg,
     db: DbOpt,
     out_dir: OutOpt,
     no_exclusions: NoExclOpt = False,
-    engine: EngineOpt = "duckdb",
+    engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
@@ -386,7 +476,7 @@ def analyze(
         db,
         out_dir,
         exclusions=not no_exclusions,
-        engine=engine,
+        engine=engine.value,
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
@@ -395,12 +485,12 @@ def analyze(
     _warn(result.warnings)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits(_3=_ANALYSIS_STALE))
 def report(
     case: CaseArg,
     db: DbOpt,
     out_dir: OutOpt,
-    engine: EngineOpt = "duckdb",
+    engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Render report.html, timeline.png and timeline.svg from the analysis results.
@@ -411,17 +501,17 @@ def report(
     """
     from . import pipeline
 
-    paths = pipeline.report(case, db, out_dir, engine=engine, spark_master=spark_master)
+    paths = pipeline.report(case, db, out_dir, engine=engine.value, spark_master=spark_master)
     for p in paths:
-        out.print(str(p))
+        out.print(str(p), markup=False)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits(_3=_ANALYSIS_STALE))
 def notify(
     case: CaseArg,
     db: DbOpt,
     out_dir: OutOpt,
-    engine: EngineOpt = "duckdb",
+    engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Write the notification lists under OUT/notify/.
@@ -432,18 +522,18 @@ def notify(
     """
     from . import pipeline
 
-    result = pipeline.notify(case, db, out_dir, engine=engine, spark_master=spark_master)
+    result = pipeline.notify(case, db, out_dir, engine=engine.value, spark_master=spark_master)
     for p in result.paths:
-        out.print(str(p))
+        out.print(str(p), markup=False)
     _warn(result.warnings)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits(_3="no [[source]] loaded a requests table"))
 def run(
     case: CaseArg,
     out_dir: OutOpt,
     no_exclusions: NoExclOpt = False,
-    engine: EngineOpt = "duckdb",
+    engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
@@ -461,7 +551,7 @@ def run(
         case,
         out_dir,
         exclusions=not no_exclusions,
-        engine=engine,
+        engine=engine.value,
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
@@ -471,11 +561,11 @@ def run(
     _warn(result.warnings)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits())
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the outputs.")] = Path(
-        "forensics-demo"
-    ),
+    out_dir: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for the outputs.")
+    ] = Path("forensics-demo"),
 ) -> None:
     """Run the bundled GLM-5.3 case end to end and print the headline figures.
 
@@ -490,12 +580,16 @@ def demo(
     out.print(headline(result.summary, result.out), markup=False)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits())
 def sample(
     out_dir: OutOpt,
-    requests: Annotated[int, typer.Option("--requests", help="How many requests.")] = 100_000,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
-    fmt: Annotated[str, typer.Option("--format", help="parquet or jsonl (gzip).")] = "parquet",
+    requests: Annotated[
+        int, typer.Option("--requests", metavar="N", help="How many requests.")
+    ] = 100_000,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Random seed.")] = 1,
+    fmt: Annotated[
+        SampleFormat, typer.Option("--format", help="Gateway log format (jsonl: gzip).")
+    ] = SampleFormat.parquet,
 ) -> None:
     """Write a synthetic case of any size, with its true exposure count beside it.
 
@@ -506,25 +600,29 @@ def sample(
     from .synth import sample as sample_mod
 
     written = sample_mod.generate(
-        out_dir, requests=requests, seed=seed, fmt=fmt, progress=_progress()
+        out_dir, requests=requests, seed=seed, fmt=fmt.value, progress=_progress()
     )
-    out.print(_sample_text(written))
+    out.print(_sample_text(written), markup=False)
 
 
-@app.command()
+@app.command(cls=_Command, epilog=_exits())
 def capacity(
     logs: Annotated[list[str], typer.Argument(help="SGLang server logs (files, globs, folders).")],
     db: DbOpt,
     context_window: Annotated[
-        int | None, typer.Option("--context-window", help="Advertised context window (tokens).")
+        int | None,
+        typer.Option(
+            "--context-window", metavar="TOKENS", help="Advertised context window (tokens)."
+        ),
     ] = None,
     out_file: Annotated[
-        Path | None, typer.Option("--out", help="Write the [[capacity]] entries to this file.")
+        Path | None,
+        typer.Option("--out", metavar="FILE", help="Write the [[capacity]] entries to this file."),
     ] = None,
     node: Annotated[
-        str | None, typer.Option("--node", help="Node id (default: file name).")
+        str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
     ] = None,
-    role: Annotated[str | None, typer.Option("--role", help="prefill or decode.")] = None,
+    role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
 ) -> None:
     """Derive the KV pool capacity timeline per node from SGLang server logs.
 
@@ -535,9 +633,14 @@ def capacity(
     from . import pipeline
 
     result = pipeline.capacity(
-        logs, db, context_window=context_window, out=out_file, node=node, role=role
+        logs, db, context_window=context_window, out=out_file, node=node, role=_value(role)
     )
     out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup
+
+
+def _value(choice: Enum | None) -> str | None:
+    """The text of a choice option (None when not given)."""
+    return None if choice is None else str(choice.value)
 
 
 def main() -> None:

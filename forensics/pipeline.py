@@ -163,9 +163,10 @@ def analyze(
 ) -> AnalysisResult:
     """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
     case = load_case(case_path)
+    out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        return analyze_engine(eng, case, Path(out), exclusions)
+        return analyze_engine(eng, case, out, exclusions)
 
 
 def notify(
@@ -178,9 +179,10 @@ def notify(
     """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
     file on the database's current inputs; refused otherwise)."""
     case = load_case(case_path)
+    out = out_folder(out)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, out=out)
-        return notify_lists.write_lists(eng, case, Path(out))
+        return notify_lists.write_lists(eng, case, out)
 
 
 def report(
@@ -194,7 +196,7 @@ def report(
     case file, on the database's current inputs, that wrote out/summary.json; refused
     otherwise)."""
     case = load_case(case_path)
-    out = Path(out)
+    out = out_folder(out)
     summary = _summary_of(out, case.path, db)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, summary=summary, out=out)
@@ -239,7 +241,7 @@ def run(
             where=str(case.path),
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
-    out = Path(out)
+    out = out_folder(out)
     work = _work_folder(out)
     try:
         db = work / CASE_DB
@@ -263,6 +265,21 @@ def run(
     result.out = out
     result.paths = [out / p.relative_to(work) for p in result.paths]
     return result
+
+
+def out_folder(out: str | Path) -> Path:
+    """`out` as the output folder, refused (naming what is wrong) when it, or a folder on its
+    path, is a file; it is made when missing."""
+    path = Path(out)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            what = "the output folder is a file" if part == path else f"{part} is a file"
+            raise InputError(
+                what,
+                where=str(path),
+                fix=f"give {option('out')} a folder (it is made when missing), not a file",
+            )
+    return path
 
 
 def _work_folder(out: Path) -> Path:

@@ -113,9 +113,15 @@ def test_missing_file(runner, db, tmp_path):
     assert "nope.jsonl" in line and "not found" in line
 
 
-def test_unknown_profile(runner, db):
-    line = _bad(runner, db, [str(FIX / "canonical.jsonl"), "--profile", "splunk"])
-    assert "splunk" in line and "canonical" in line
+def test_unknown_profile_is_a_usage_error_naming_the_choices(runner, db):
+    result = runner.invoke(
+        app, ["ingest", str(FIX / "canonical.jsonl"), "--profile", "splunk", "--db", str(db)]
+    )
+    assert result.exit_code == 2
+    assert "Usage: " in result.stderr and "Traceback" not in result.output
+    words = " ".join(w for w in result.stderr.split() if w != "│")  # the error box's sides
+    assert "splunk" in words and "'canonical', 'openai', 'sglang'" in words
+    assert _state(db) == [(2, 4, 1)]
 
 
 def test_mapping_with_unknown_field(runner, db, tmp_path):

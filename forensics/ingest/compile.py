@@ -211,11 +211,42 @@ def validate_sql(
         try:
             engine.execute(f"SELECT (\n{expr}\n) FROM {source} LIMIT 0", **params)
         except duckdb.Error as e:
-            raise InputError(
-                f"sql of {section}.{key} does not fit {p.path} ({first_line(e)})",
-                where=m.where(f"{section}.{key}", src.line),
-                fix=f"refer only to the source's columns: {', '.join(_visible(columns))}",
-            ) from None
+            raise _sql_error(m, p, section, key, src, columns, first_line(e)) from None
+
+
+def _sql_error(
+    m: Mapping,
+    p: Prepared,
+    section: str,
+    key: str,
+    src: FieldSource,
+    columns: dict[str, str],
+    error: str,
+) -> InputError:
+    """Why a { sql } does not bind on the source, with the fix that applies: a column the
+    source lacks, or (anything else) values of the wrong type for the expression."""
+    visible = _visible(columns)
+    if "Referenced column" in error or "not found in FROM clause" in error:
+        return InputError(
+            f"sql of {section}.{key} names a column {p.path} lacks ({error})",
+            where=m.where(f"{section}.{key}", src.line),
+            fix=f"refer only to the source's columns: {', '.join(visible)}",
+        )
+    typed = ", ".join(f"{c} {columns[c]}" for c in visible)
+    fix = (
+        f"the source's columns are {typed}: cast where the expression needs another type, "
+        f"e.g. CAST({visible[0] if visible else 'col'} AS BIGINT)"
+    )
+    if section == "fields" and key in ("ts", "ts_end"):
+        fix += (
+            "; for epoch numbers counted from an instant, map the column itself and set "
+            "[timestamp] unit and origin"
+        )
+    return InputError(
+        f"sql of {section}.{key} does not type-check on {p.path} ({error})",
+        where=m.where(f"{section}.{key}", src.line),
+        fix=fix,
+    )
 
 
 def _visible(columns: dict[str, str]) -> list[str]:
