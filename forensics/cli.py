@@ -9,6 +9,8 @@ names them (`cli_terms`).
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 from collections.abc import Sequence
 from enum import Enum, StrEnum
@@ -25,7 +27,7 @@ from .errors import EXIT_CODES, ForensicsError, ResourceError, render_terms, sys
 
 if TYPE_CHECKING:
     from .ingest import IngestReport
-    from .pipeline import CapacityResult
+    from .pipeline import AnalysisResult, CapacityResult
     from .progress import Progress
     from .synth.sample import SampleResult
 
@@ -220,46 +222,128 @@ TempOpt = Annotated[
     Path | None,
     typer.Option("--temp-dir", metavar="DIR", help="Where DuckDB spills when over the limit."),
 ]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Show no progress (warnings and errors are still printed)."),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print summary.json's headline figures as one JSON object on stdout (instead "
+        "of the headline), for scripts.",
+    ),
+]
 _ANALYSIS_STALE = (
     "the case database holds no analysis of this case file on its current inputs, or "
     "summary.json in --out is not from it: re-run forensics analyze"
 )
 
 
-def _progress() -> Progress:
-    """A Rich progress bar on stderr when it is a terminal; silent otherwise."""
+def _progress(quiet: bool = False) -> Progress:
+    """How the library's steps are shown: a Rich bar on stderr when it is a terminal (for a
+    step still running after a second), one line per step when it is not, nothing with
+    --quiet."""
     from .progress import SILENT
 
-    return _RichProgress() if err.is_terminal else SILENT
+    if quiet:
+        return SILENT
+    return _TerminalProgress(err) if err.is_terminal else _LineProgress(err)
 
 
-class _RichProgress:
-    """The library's progress reports as a transient Rich bar on stderr."""
+def _size(total: float | None, unit: str) -> str:
+    """A step's size as a progress line shows it: `12.3 MB`, `100,000 requests`, or ''."""
+    if total is None:
+        return ""
+    if unit == "bytes":
+        from rich.filesize import decimal
 
-    def __init__(self) -> None:
-        from rich.progress import Progress as Bar
+        return decimal(int(total))
+    return f"{int(total):,} {unit}".strip()
 
-        self.bar: Bar | None = None
-        self.task: object = None
+
+class _LineProgress:
+    """One line on stderr per step as it starts (a log shows what is running):
+    `progress: analyze: bands`, with the step's size when known."""
+
+    PREFIX = "progress: "
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
 
     def start(self, step: str, total: float | None = None, unit: str = "") -> None:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+        size = _size(total, unit)
+        line = f"{self.PREFIX}{step}" + (f" ({size})" if size else "")
+        self.console.print(line, markup=False)
 
-        columns = [TextColumn(step), BarColumn()]
+    def advance(self, amount: float = 1) -> None:
+        pass
+
+    def done(self) -> None:
+        pass
+
+
+class _TerminalProgress:
+    """Each step as a transient Rich bar on stderr (spinner, bar, size done, time elapsed),
+    drawn only once the step has run for `delay` seconds: short steps leave no flicker."""
+
+    def __init__(self, console: Console, delay: float = 1.0) -> None:
+        self.console = console
+        self.delay = delay
+        self.bar: Any = None
+        self.task: Any = None
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            ProgressColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.done()
+        columns: list[ProgressColumn] = [
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+        ]
         if unit == "bytes":
             columns.append(DownloadColumn())
-        self.bar = Progress(*columns, console=err, transient=True)
+        elif total is not None:
+            columns.append(MofNCompleteColumn())
+        columns.append(TimeElapsedColumn())
+        self.bar = _delayed_bar_class()(*columns, console=self.console, transient=True)
+        self.bar.delay = self.delay
         self.bar.start()
         self.task = self.bar.add_task(step, total=total)
 
     def advance(self, amount: float = 1) -> None:
         if self.bar is not None:
-            self.bar.advance(self.task, amount)  # type: ignore[arg-type]
+            self.bar.advance(self.task, amount)
 
     def done(self) -> None:
         if self.bar is not None:
             self.bar.stop()
         self.bar = None
+
+
+@functools.cache
+def _delayed_bar_class() -> type:
+    from rich.progress import Progress as Bar
+
+    class DelayedBar(Bar):
+        """A Rich progress display that leaves out tasks younger than `delay` seconds."""
+
+        delay = 1.0
+
+        def get_renderables(self) -> Any:
+            shown = [t for t in self.tasks if t.visible and (t.elapsed or 0.0) >= self.delay]
+            yield self.make_tasks_table(shown)
+
+    return DelayedBar
 
 
 def _warn(warnings: list[str]) -> None:
@@ -419,6 +503,7 @@ def ingest(
             "records and quarantine rows are replaced.",
         ),
     ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Load request logs into the case database, accounting for every record.
 
@@ -442,7 +527,7 @@ def ingest(
         to_parquet=to_parquet,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
-        progress=_progress(),
+        progress=_progress(quiet),
         force=force,
     )
     _print_ingest(report)
@@ -459,6 +544,8 @@ def analyze(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Bands, exposure count, exclusions, data owners, usage classification.
 
@@ -469,7 +556,6 @@ def analyze(
         forensics analyze incident.toml --db case.duckdb --out results/
     """
     from . import pipeline
-    from .render.headline import headline
 
     result = pipeline.analyze(
         case,
@@ -480,9 +566,9 @@ def analyze(
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
+        progress=_progress(quiet),
     )
-    out.print(headline(result.summary, result.out), markup=False)
-    _warn(result.warnings)
+    _print_result(result, as_json)
 
 
 @app.command(cls=_Command, epilog=_exits(_3=_ANALYSIS_STALE))
@@ -492,6 +578,7 @@ def report(
     out_dir: OutOpt,
     engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Render report.html, timeline.png and timeline.svg from the analysis results.
 
@@ -501,7 +588,14 @@ def report(
     """
     from . import pipeline
 
-    paths = pipeline.report(case, db, out_dir, engine=engine.value, spark_master=spark_master)
+    paths = pipeline.report(
+        case,
+        db,
+        out_dir,
+        engine=engine.value,
+        spark_master=spark_master,
+        progress=_progress(quiet),
+    )
     for p in paths:
         out.print(str(p), markup=False)
 
@@ -513,6 +607,7 @@ def notify(
     out_dir: OutOpt,
     engine: EngineOpt = Engine.duckdb,
     spark_master: SparkMasterOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Write the notification lists under OUT/notify/.
 
@@ -522,7 +617,14 @@ def notify(
     """
     from . import pipeline
 
-    result = pipeline.notify(case, db, out_dir, engine=engine.value, spark_master=spark_master)
+    result = pipeline.notify(
+        case,
+        db,
+        out_dir,
+        engine=engine.value,
+        spark_master=spark_master,
+        progress=_progress(quiet),
+    )
     for p in result.paths:
         out.print(str(p), markup=False)
     _warn(result.warnings)
@@ -537,6 +639,8 @@ def run(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Ingest every [[source]], analyze, notify and report, into one folder.
 
@@ -545,7 +649,6 @@ def run(
         forensics run sample_logs/glm53/incident.toml --out results/
     """
     from . import pipeline
-    from .render.headline import headline
 
     result = pipeline.run(
         case,
@@ -555,10 +658,9 @@ def run(
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
-        progress=_progress(),
+        progress=_progress(quiet),
     )
-    out.print(headline(result.summary, result.out), markup=False)
-    _warn(result.warnings)
+    _print_result(result, as_json)
 
 
 @app.command(cls=_Command, epilog=_exits())
@@ -566,6 +668,8 @@ def demo(
     out_dir: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="Folder for the outputs.")
     ] = Path("forensics-demo"),
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run the bundled GLM-5.3 case end to end and print the headline figures.
 
@@ -574,10 +678,9 @@ def demo(
         forensics demo --out /tmp/glm53
     """
     from . import pipeline
-    from .render.headline import headline
 
-    result = pipeline.demo(out_dir, progress=_progress())
-    out.print(headline(result.summary, result.out), markup=False)
+    result = pipeline.demo(out_dir, progress=_progress(quiet))
+    _print_result(result, as_json, warnings=False)
 
 
 @app.command(cls=_Command, epilog=_exits())
@@ -590,6 +693,7 @@ def sample(
     fmt: Annotated[
         SampleFormat, typer.Option("--format", help="Gateway log format (jsonl: gzip).")
     ] = SampleFormat.parquet,
+    quiet: QuietOpt = False,
 ) -> None:
     """Write a synthetic case of any size, with its true exposure count beside it.
 
@@ -600,7 +704,7 @@ def sample(
     from .synth import sample as sample_mod
 
     written = sample_mod.generate(
-        out_dir, requests=requests, seed=seed, fmt=fmt.value, progress=_progress()
+        out_dir, requests=requests, seed=seed, fmt=fmt.value, progress=_progress(quiet)
     )
     out.print(_sample_text(written), markup=False)
 
@@ -623,6 +727,7 @@ def capacity(
         str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Derive the KV pool capacity timeline per node from SGLang server logs.
 
@@ -633,9 +738,29 @@ def capacity(
     from . import pipeline
 
     result = pipeline.capacity(
-        logs, db, context_window=context_window, out=out_file, node=node, role=_value(role)
+        logs,
+        db,
+        context_window=context_window,
+        out=out_file,
+        node=node,
+        role=_value(role),
+        progress=_progress(quiet),
     )
     out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup
+
+
+def _print_result(result: AnalysisResult, as_json: bool, warnings: bool = True) -> None:
+    """An analysis on stdout: the headline, or with --json its figures as one JSON object;
+    then its warnings on stderr."""
+    from .render.headline import headline, headline_figures
+
+    if as_json:
+        figures = headline_figures(result.summary, result.out)
+        out.out(json.dumps(figures, sort_keys=True, indent=2, ensure_ascii=False), highlight=False)
+    else:
+        out.print(headline(result.summary, result.out), markup=False)
+    if warnings:
+        _warn(result.warnings)
 
 
 def _value(choice: Enum | None) -> str | None:

@@ -23,7 +23,7 @@ from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
 from .errors import AnalysisError, ForensicsError, InputError, command, option
-from .progress import SILENT, Progress
+from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
 from .render import report as report_page
@@ -90,19 +90,25 @@ def ingest_sources(
 
 
 def summarize(
-    eng: SQLEngine, case: Case, exclusions: bool = True
+    eng: SQLEngine, case: Case, exclusions: bool = True, progress: Progress = SILENT
 ) -> tuple[dict[str, Any], list[str]]:
     """The analysis steps after the bands (data owners, classification, engine evidence) and
     the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
-    attribution = owners.attribute(eng, case)
-    summary = build_summary(
-        eng,
-        case,
-        exclusions=exclusions,
-        owners=attribution,
-        classification=classify.classify(eng, case, exclusions).to_summary(),
-        evidence=evidence.engine_evidence(eng, case),
-    )
+    with step(progress, "analyze: data owners"):
+        attribution = owners.attribute(eng, case)
+    with step(progress, "analyze: usage classification"):
+        classification = classify.classify(eng, case, exclusions).to_summary()
+    with step(progress, "analyze: engine evidence"):
+        engine_evidence = evidence.engine_evidence(eng, case)
+    with step(progress, "analyze: summary"):
+        summary = build_summary(
+            eng,
+            case,
+            exclusions=exclusions,
+            owners=attribution,
+            classification=classification,
+            evidence=engine_evidence,
+        )
     warnings: list[str] = []
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
@@ -124,27 +130,30 @@ def summarize_stored(
 
 
 def analyze_case(
-    eng: SQLEngine, case: Case, exclusions: bool = True
+    eng: SQLEngine, case: Case, exclusions: bool = True, progress: Progress = SILENT
 ) -> tuple[dict[str, Any], list[str]]:
     """The whole analysis on an open engine (bands, data owners, classification, engine
-    evidence), recorded with what it was computed from; returns (summary, warnings)."""
+    evidence), recorded with what it was computed from; returns (summary, warnings). Each
+    step is reported to `progress`."""
     integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
-    exposure.compute_bands(eng, case, exclusions)
-    summary, warnings = summarize(eng, case, exclusions)
+    with step(progress, "analyze: bands"):
+        exposure.compute_bands(eng, case, exclusions)
+    summary, warnings = summarize(eng, case, exclusions, progress)
     integrity.record(eng, case, exclusions, summary)
     return summary, warnings
 
 
 def analyze_engine(
-    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True
+    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True, progress: Progress = SILENT
 ) -> AnalysisResult:
     """`analyze_case`, then summary.json and exposed_requests.csv in `out`."""
-    summary, warnings = analyze_case(eng, case, exclusions)
+    summary, warnings = analyze_case(eng, case, exclusions, progress)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [
-        write_summary(summary, out / "summary.json"),
-        exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
-    ]
+    with step(progress, "analyze: write summary.json, exposed_requests.csv"):
+        paths = [
+            write_summary(summary, out / "summary.json"),
+            exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
+        ]
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
 
 
@@ -160,13 +169,14 @@ def analyze(
     spark_master: str | None = None,
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
+    progress: Progress = SILENT,
 ) -> AnalysisResult:
     """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
     case = load_case(case_path)
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        return analyze_engine(eng, case, out, exclusions)
+        return analyze_engine(eng, case, out, exclusions, progress)
 
 
 def notify(
@@ -175,6 +185,7 @@ def notify(
     out: str | Path,
     engine: str = "duckdb",
     spark_master: str | None = None,
+    progress: Progress = SILENT,
 ) -> NotifyResult:
     """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
     file on the database's current inputs; refused otherwise)."""
@@ -182,7 +193,8 @@ def notify(
     out = out_folder(out)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, out=out)
-        return notify_lists.write_lists(eng, case, out)
+        with step(progress, "notify: notification lists"):
+            return notify_lists.write_lists(eng, case, out)
 
 
 def report(
@@ -191,6 +203,7 @@ def report(
     out: str | Path,
     engine: str = "duckdb",
     spark_master: str | None = None,
+    progress: Progress = SILENT,
 ) -> list[Path]:
     """`forensics report`: report.html and the timeline charts (needs a prior analyze of this
     case file, on the database's current inputs, that wrote out/summary.json; refused
@@ -200,7 +213,7 @@ def report(
     summary = _summary_of(out, case.path, db)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, summary=summary, out=out)
-        return report_page.render_report(eng, case, summary, out)
+        return report_page.render_report(eng, case, summary, out, progress=progress)
 
 
 def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:
@@ -248,13 +261,18 @@ def run(
         with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
             warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
             options = EngineOptions(spark_master=spark_master)
-            with _analysis_engine(eng, chosen, work, options) as analysis:
-                result = analyze_engine(analysis, case, work, exclusions)
+            with _analysis_engine(eng, chosen, work, options, progress) as analysis:
+                result = analyze_engine(analysis, case, work, exclusions, progress)
                 result.warnings[:0] = warnings
-                lists = notify_lists.write_lists(analysis, case, work)
+                with step(progress, "notify: notification lists"):
+                    lists = notify_lists.write_lists(analysis, case, work)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)
-                result.paths.extend(report_page.render_report(analysis, case, result.summary, work))
+                result.paths.extend(
+                    report_page.render_report(
+                        analysis, case, result.summary, work, progress=progress
+                    )
+                )
         result.paths.insert(0, db)
         try:
             scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
@@ -302,7 +320,11 @@ def _out_error(what: str, out: Path, e: OSError) -> ForensicsError:
 
 @contextlib.contextmanager
 def _analysis_engine(
-    ingested: DuckDBEngine, chosen: engines.EngineKind, out: Path, options: EngineOptions
+    ingested: DuckDBEngine,
+    chosen: engines.EngineKind,
+    out: Path,
+    options: EngineOptions,
+    progress: Progress = SILENT,
 ) -> Iterator[SQLEngine]:
     """The engine that analyzes what `run` ingested: the same DuckDB database, or a
     Parquet case store exported from it into out/requests (+ out/requests_tables) for an
@@ -314,7 +336,8 @@ def _analysis_engine(
     for stale in (store, out / f"{PARQUET_STORE}_tables"):
         if stale.exists():
             shutil.rmtree(stale)
-    ingest.export_parquet(ingested, store)
+    with step(progress, "export the requests as Parquet"):
+        ingest.export_parquet(ingested, store)
     with engines.connect(chosen.name, store, options) as analysis:
         yield analysis
 
@@ -346,13 +369,16 @@ def capacity(
     out: str | Path | None = None,
     node: str | None = None,
     role: str | None = None,
+    progress: Progress = SILENT,
 ) -> CapacityResult:
     """`forensics capacity`: ingest SGLang logs into `db`; the capacity timeline, pre-flight
     findings, and the `[[capacity]]` entries written to `out` (when given)."""
     files = ingest.resolve_inputs(logs)
     where = ", ".join(str(f) for f in files)
     with DuckDBEngine(db) as eng:
-        loaded = ingest.ingest_into(eng, files, profile="sglang", node=node, role=role)
+        loaded = ingest.ingest_into(
+            eng, files, profile="sglang", node=node, role=role, progress=progress
+        )
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
     unknown = sorted({e["node"] for e in entries if e["role"] is None})

@@ -22,3 +22,12 @@ def fixtures() -> Path:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+PROGRESS_PREFIX = "progress: "  # a step as a command reports it when stderr is not a terminal
+
+
+def messages(stderr: str) -> list[str]:
+    """The messages on a command's stderr (errors, warnings): its non-blank lines less the
+    progress lines it shows, one per step, when stderr is not a terminal."""
+    return [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(PROGRESS_PREFIX)]

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import typer
+from conftest import messages
 from typer.testing import CliRunner
 
 from forensics.cli import _Commands, app
@@ -126,7 +127,7 @@ def read_only(request, tmp_path) -> Iterator[Place]:
 
 def _one_error_line(out: Outcome, code: int) -> str:
     assert out.code == code, out
-    lines = out.stderr.strip().splitlines()
+    lines = messages(out.stderr)
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith("error: ")
     assert "Traceback" not in out.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import messages
 
 from forensics.cli import app
 
@@ -101,7 +102,7 @@ def test_piped_ingest_output_keeps_each_path_on_one_line_whatever_the_terminal(
 def _bad(runner, db: Path, args: list[str]) -> str:
     result = runner.invoke(app, ["ingest", *args, "--db", str(db)])
     assert result.exit_code != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = messages(result.stderr)
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.output
     assert _state(db) == [(2, 4, 1)]

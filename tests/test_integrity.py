@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from case_small_db import CASE_DIR
+from conftest import messages
 
 import forensics
 from forensics import pipeline
@@ -58,7 +59,7 @@ def _no_exposure(case: Path) -> None:
 
 def _one_line_error(result, code: int = 2) -> str:
     assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
+    lines = messages(result.stderr)
     assert len(lines) == 1, result.stderr
     return lines[0]
 

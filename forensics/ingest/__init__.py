@@ -15,6 +15,7 @@ an earlier input makes every record of it a duplicate or a conflict likewise.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,7 +133,9 @@ def ingest_into(
                 where=option("force"),
                 fix=f"ingest the engine logs into a new {option('db')}",
             )
-        stats = sglang.ingest_logs(engine, files, node=node, role=role)
+        with step(progress, "ingest: engine logs", _bytes(files), "bytes") as bar:
+            stats = sglang.ingest_logs(engine, files, node=node, role=role)
+            bar.advance(sum(s.bytes for s in stats))
         report = IngestReport(inputs=stats)
         report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
         return report
@@ -141,16 +144,22 @@ def ingest_into(
     # pid in the name: a killed ingest's copies are swept by the next one
     scratch_dir = scratch.make_dir(temp_dir, SCRATCH_PREFIX)
     try:
-        prepared = [inputfile.prepare(f, m, scratch_dir) for f in files]
+        prepared = []
+        with step(progress, "ingest: read inputs", _bytes(files), "bytes") as bar:
+            for f in files:
+                prepared.append(inputfile.prepare(f, m, scratch_dir))
+                bar.advance(prepared[-1].size)
         for p in prepared:
             if p.note:
                 report.warnings.append(f"{p.path}: {p.note}")
         # staging runs outside the transaction: rowids of committed temp tables are the
         # line order; nothing is written to the database file yet
-        for i, p in enumerate(prepared):
-            if not already(engine, p, prepared[:i], m, force):
-                p.table = stage(engine, p, i)
-        with step(progress, "ingest", sum(p.size for p in prepared), "bytes") as bar:
+        with step(progress, "ingest: stage inputs", sum(p.size for p in prepared), "bytes") as bar:
+            for i, p in enumerate(prepared):
+                if not already(engine, p, prepared[:i], m, force):
+                    p.table = stage(engine, p, i)
+                bar.advance(p.size)
+        with step(progress, "ingest: load", sum(p.size for p in prepared), "bytes") as bar:
             report.warnings.extend(load_all(engine, prepared, m, report.inputs, bar))
     finally:
         drop_scratch(engine)
@@ -158,6 +167,16 @@ def ingest_into(
     if to_parquet is not None:
         export_parquet(engine, to_parquet)
     return report
+
+
+def _bytes(files: list[Path]) -> int:
+    """The size of the inputs, for progress (0 for one that cannot be read: reading it
+    reports why)."""
+    total = 0
+    for f in files:
+        with contextlib.suppress(OSError):
+            total += f.stat().st_size
+    return total
 
 
 def resolve_mapping(mapping: str | Path | None, profile_name: str | None) -> Mapping:

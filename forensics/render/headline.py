@@ -1,5 +1,6 @@
 """The headline: the figures a responder reads first, as a few plain lines of text (what
-`forensics run`/`demo`/`analyze` print, and `Investigation.headline()` returns)."""
+`forensics run`/`demo`/`analyze` print, and `Investigation.headline()` returns), or as a
+JSON-ready dict for scripts (`headline_figures`, what `--json` prints)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,34 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
     if out is not None:
         lines.append(f"outputs: {out}")
     return "\n".join(printable(line, one_line=True) for line in lines)  # ids and names as data
+
+
+# summary.json's keys a script reads first (those a summary holds; `outputs` is added)
+HEADLINE_KEYS = (
+    "name",
+    "exposure_count",
+    "exposure_range",
+    "affected_accounts",
+    "excluded_by_reason",
+    "bands",
+    "verdict",
+    "flagged_accounts",
+    "data_owners",
+    "ingest",
+    "engine_signature",
+    "engine_confirmed",
+    "warnings",
+    "tool",
+)
+
+
+def headline_figures(summary: dict[str, Any], out: Path | None = None) -> dict[str, Any]:
+    """The headline as data: summary.json's `HEADLINE_KEYS` that it holds, values as in
+    summary.json, and `outputs` (the output folder, when given)."""
+    figures = {k: summary[k] for k in HEADLINE_KEYS if k in summary}
+    if out is not None:
+        figures["outputs"] = str(out)
+    return figures
 
 
 def engine_lines(summary: dict[str, Any]) -> list[str]:
