@@ -4,7 +4,8 @@ A mapping says, for each canonical field, where its value comes from in a source
 source path (a column, or a dotted path into nested JSON / Parquet structs), one DuckDB scalar
 expression over the record's columns (`{ sql = "..." }`: no statements, subqueries or calls
 outside `SQL_FUNCTIONS`, see `sql_problem`), or a constant (`{ const = v }`).
-`[timestamp]` fixes how times are read; `[extra]` keeps named source fields in the `extra`
+`[timestamp]` fixes how times are read (`origin`: epoch numbers count from that instant, not
+from 1970, as in traces that start at 0); `[extra]` keeps named source fields in the `extra`
 JSON column. Loading is strict: an unknown key or field is refused with file, key and line.
 """
 
@@ -16,6 +17,7 @@ import re
 import tomllib
 import zoneinfo
 from dataclasses import InitVar, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -27,7 +29,10 @@ FORMATS = ("jsonl", "csv", "parquet", "sglang")
 UNITS = ("iso8601", "s", "ms", "us")
 PROFILES = ("canonical", "openai", "sglang")
 _TOP_KEYS = {"format", "fields", "timestamp", "extra"}
-_TS_KEYS = {"unit", "timezone"}
+_TS_KEYS = {"unit", "timezone", "origin"}
+# [timestamp] origin stays where every time it yields is representable (as a case file's times)
+ORIGIN_MIN = datetime(1970, 1, 1, tzinfo=UTC)
+ORIGIN_END = datetime(3000, 1, 1, tzinfo=UTC)
 _EXTRA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Kind = Literal["path", "sql", "const"]
@@ -55,6 +60,8 @@ class Mapping:
     unit: str = "iso8601"
     timezone: str = "UTC"
     keep_extra_column: bool = False
+    # [timestamp] origin: epoch numbers are offsets (in `unit`) from this instant (UTC)
+    time_origin: datetime | None = None
     # False to fingerprint a mapping (integrity) or for ingest, which checks every { sql }
     # on the case database (checked_sql with its connection) before it runs one
     check_sql: InitVar[bool] = True
@@ -180,10 +187,11 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
         raise err("must be a table", None, "timestamp", "write it as a [timestamp] section")
     for key in ts_tbl:
         if key not in _TS_KEYS:
-            raise err("unknown key", "timestamp", key, "allowed: unit, timezone")
+            raise err("unknown key", "timestamp", key, "allowed: unit, timezone, origin")
     unit = ts_tbl.get("unit", "iso8601")
     if unit not in UNITS:
         raise err(f"unknown unit {unit!r}", "timestamp", "unit", f"use one of {', '.join(UNITS)}")
+    time_origin = _time_origin(ts_tbl, unit, err)
     tz = ts_tbl.get("timezone", "UTC")
     try:
         zoneinfo.ZoneInfo(str(tz))
@@ -210,8 +218,43 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
         extra=extra,
         unit=unit,
         timezone=str(tz),
+        time_origin=time_origin,
         check_sql=check_sql,
     )
+
+
+def _time_origin(ts_tbl: dict[str, Any], unit: str, err: Any) -> datetime | None:
+    """`[timestamp] origin` as an aware UTC datetime (None when not given): an instant with
+    its UTC offset, for epoch numbers (unit s, ms or us) only."""
+    if "origin" not in ts_tbl:
+        return None
+    value = ts_tbl["origin"]
+    fix = 'write the instant with its UTC offset, e.g. origin = "2026-08-27T00:00:00Z"'
+    if isinstance(value, str):
+        text = value.strip()
+        text = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            raise err(f"unparsable time {ts_tbl['origin']!r}", "timestamp", "origin", fix) from None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise err("origin must be a time with a UTC offset", "timestamp", "origin", fix)
+    at = value.astimezone(UTC)
+    if not ORIGIN_MIN <= at < ORIGIN_END:
+        raise err(
+            f"origin {at.isoformat()} is outside 1970-01-01 .. 2999-12-31",
+            "timestamp",
+            "origin",
+            "give the instant the trace's times count from",
+        )
+    if unit not in ("s", "ms", "us"):
+        raise err(
+            "origin applies to epoch numbers only",
+            "timestamp",
+            "origin",
+            'set unit = "s", "ms" or "us" (the unit the offsets count in)',
+        )
+    return at
 
 
 _SOURCE_FIX = 'write a source path ("a.b"), { sql = "DuckDB expression" } or { const = value }'
@@ -380,4 +423,6 @@ def mapping_digest(m: Mapping) -> str:
         "timezone": m.timezone,
         "keep_extra_column": m.keep_extra_column,
     }
+    if m.time_origin is not None:  # only when set: earlier mappings keep their digest
+        body["origin"] = m.time_origin.isoformat()
     return digest(body)

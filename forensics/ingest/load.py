@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 
@@ -27,6 +28,7 @@ from .inputfile import Prepared
 from .staging import read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def load_all(
@@ -49,6 +51,12 @@ def load_all(
             engine.execute(ddl)
         engine.run("ingest/macro_time")
         engine.run("ingest/macro_int")
+        # [timestamp] origin: what epoch numbers count from (the time macros read it)
+        origin = None if m.time_origin is None else m.time_origin - _EPOCH
+        engine.execute(
+            "SET VARIABLE _ing_origin_us = CAST($us AS BIGINT)",
+            us=None if origin is None else origin // timedelta(microseconds=1),
+        )
         seen: dict[str, str] = {}
         for p in prepared:
             stats.append(_one(engine, p, m, seen, warnings))

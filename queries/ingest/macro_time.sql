@@ -1,8 +1,10 @@
 -- A source time value (trimmed text) -> TIMESTAMPTZ (UTC), NULL when it cannot be read
 -- exactly; _ing_time_why names the reason for a value that gave NULL (README "Decisions").
--- Numbers are epochs in `unit` (s | ms | us; never under iso8601) and must land in
--- 2000-01-01 .. 2100-01-01 UTC, else the unit is wrong (a ms value read as s is in year
--- ~58,000, an s value read as ms in January 1970). Text is ISO 8601 / RFC 3339:
+-- Numbers are epochs in `unit` (s | ms | us; never under iso8601), counted from 1970 or,
+-- when the mapping sets `[timestamp] origin`, from that instant (variable _ing_origin_us,
+-- microseconds since 1970; NULL without one), and must land in 2000-01-01 .. 2100-01-01 UTC,
+-- else the unit is wrong (a ms value read as s is in year ~58,000, an s value read as ms in
+-- January 1970) or a relative trace lacks its origin. Text is ISO 8601 / RFC 3339:
 -- `YYYY-MM-DD[( |T)hh:mm[:ss[(.|,)f...]]][ ][Z|UTC|GMT|+hh[[:]mm]]`, T and Z in either case;
 -- offsets up to ±18:00 (no seconds); naive text is read in zone `tz`. A leap second
 -- (ss = 60) reads as hh:mm:59.999999. Digits past microseconds are cut. Instants outside
@@ -25,10 +27,13 @@ CASE
 END;
 
 CREATE OR REPLACE TEMP MACRO _ing_epoch(v, unit) AS
-CASE
-    WHEN _ing_epoch_us(v, unit) >= 946684800000000 AND _ing_epoch_us(v, unit) < 4102444800000000
-    THEN timezone('UTC', make_timestamp(_ing_epoch_us(v, unit)))
-END;
+list_transform(
+    [_ing_epoch_us(v, unit) + coalesce(getvariable('_ing_origin_us'), 0)],
+    lambda us: CASE
+        WHEN us >= 946684800000000 AND us < 4102444800000000
+        THEN timezone('UTC', make_timestamp(us))
+    END
+)[1];
 
 -- the parts of a time text (upper-cased): date, hour, minute, second, fraction, offset;
 -- every part '' when the text is not of the grammar
@@ -111,6 +116,8 @@ CASE
             WHEN unit = 'iso8601'
             THEN 'epoch number in ' || label || ' but [timestamp] unit is iso8601'
             ELSE 'implausible epoch ' || label || ' for unit ' || unit
+                || CASE WHEN getvariable('_ing_origin_us') IS NOT NULL
+                    THEN ' from [timestamp] origin' ELSE '' END
                 || ' (not within 2000-2100 UTC)'
         END
     WHEN _ing_tparts(upper(v))['d'] <> '' THEN
