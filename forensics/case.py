@@ -2,7 +2,9 @@
 
 `load_case(path)` returns a frozen `Case`; any unknown key, wrong type, unparsable time,
 or contradictory entry is refused with a `CaseError` naming the file, the key and the line.
-Relative paths are resolved against the case file's folder.
+Relative paths are resolved against the case file's folder. `capacity_from` names files of
+`[[capacity]]` tables (what `forensics capacity --out` writes): their entries follow the
+inline ones, each validated as an inline entry, errors naming that file and line.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import CaseError, decode_utf8
+from .errors import CaseError, command, decode_utf8, option
 from .schema import ROLES
 
 POLICIES = ("pool-walkback", "time-window")
@@ -89,6 +91,7 @@ class Case:
     attribution: Attribution = field(default_factory=Attribution)
     accounts_path: Path | None = None
     events: tuple[Event, ...] = ()
+    capacity_files: tuple[Path, ...] = ()  # capacity_from: files whose entries `capacity` holds
 
     @property
     def folder(self) -> Path:
@@ -122,6 +125,7 @@ _TOP = {
     "attribution": dict,
     "accounts": dict,
     "event": list,
+    "capacity_from": list,
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "window": {"start": (str, datetime), "end": (str, datetime)},
@@ -192,9 +196,10 @@ class _Locator:
 
 
 class _Parser:
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str, of: str = ""):
         self.path = path
         self.loc = _Locator(text)
+        self.of = of  # how a message names this file's entries after their index: " of x.toml"
 
     def fail(
         self,
@@ -308,6 +313,8 @@ class _Parser:
         if w_end <= w_start:
             raise self.fail("window end must be after its start", "window", None, "end")
 
+        capacity = self.capacity(doc.get("capacity", []))
+        files = self.capacity_files(doc.get("capacity_from", []), capacity)
         return Case(
             path=self.path,
             name=doc["name"],
@@ -317,7 +324,8 @@ class _Parser:
             window_start=w_start,
             window_end=w_end,
             sources=tuple(self.sources(doc.get("source", []))),
-            capacity=tuple(self.capacity(doc.get("capacity", []))),
+            capacity=tuple(c for c, _ in capacity),
+            capacity_files=tuple(files),
             exclusions=tuple(self.exclusions(doc.get("exclude", []))),
             baseline=self.baseline(doc.get("baseline")),
             attribution=self.attribution(doc.get("attribution")),
@@ -370,8 +378,12 @@ class _Parser:
             )
         return out
 
-    def capacity(self, items: list[Any]) -> list[Capacity]:
-        out: list[Capacity] = []
+    def capacity(
+        self, items: list[Any], prior: list[tuple[Capacity, str]] | None = None
+    ) -> list[tuple[Capacity, str]]:
+        """The entries `items` (each with how messages name it) after the `prior` ones; an
+        entry contradicting any of them is refused."""
+        out: list[tuple[Capacity, str]] = list(prior or [])
         for i, t in enumerate(self.tables(items, "capacity")):
             if t["role"] not in ROLES:
                 raise self.fail(f"role must be one of {ROLES}", "capacity", i, "role")
@@ -382,7 +394,7 @@ class _Parser:
             if end is not None and end <= start:
                 raise self.fail("end must be after start", "capacity", i, "end")
             cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end)
-            for j, other in enumerate(out):
+            for other, label in out:
                 if (
                     other.role == cap.role
                     and other.nodes == cap.nodes
@@ -390,14 +402,61 @@ class _Parser:
                     and other.tokens != cap.tokens
                 ):
                     raise self.fail(
-                        f"contradicts capacity[{j + 1}]: same role and nodes, overlapping "
+                        f"contradicts {label}: same role and nodes, overlapping "
                         f"time, different tokens ({other.tokens} vs {cap.tokens})",
                         "capacity",
                         i,
                         fix="make the spans [start, end) of one node glob not overlap",
                     )
-            out.append(cap)
+            out.append((cap, f"capacity[{i + 1}]{self.of}"))
         return out
+
+    def capacity_files(self, names: list[Any], entries: list[tuple[Capacity, str]]) -> list[Path]:
+        """`capacity_from`: read each file's `[[capacity]]` tables, validated as inline ones
+        (errors name that file and line), appended to `entries` in order; the files."""
+        if not all(isinstance(n, str) and n.strip() for n in names):
+            raise self.fail(
+                "must be a list of file paths",
+                None,
+                None,
+                "capacity_from",
+                fix='e.g. capacity_from = ["capacity.toml"]',
+            )
+        files = []
+        for name in names:
+            path = self.resolve(name)
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                raise self.fail(
+                    f"cannot read {path}: {e.strerror}",
+                    None,
+                    None,
+                    "capacity_from",
+                    fix=f"give the file {command('capacity')} LOGS... {option('out')} FILE wrote "
+                    "(a relative path starts at the case file's folder)",
+                ) from None
+            text = decode_utf8(data, str(path), CaseError)
+            doc = _toml(path, text)
+            sub = _Parser(path.resolve(), text, of=f" of {path.name}")
+            for key in doc:
+                if key != "capacity":
+                    raise sub.fail(
+                        "unknown key",
+                        None,
+                        None,
+                        key,
+                        fix="a capacity file holds only [[capacity]] tables",
+                    )
+            tables = doc.get("capacity", [])
+            if not isinstance(tables, list) or not tables:
+                raise sub.fail(
+                    "holds no [[capacity]] table",
+                    fix=f"give the file {command('capacity')} LOGS... {option('out')} FILE wrote",
+                )
+            entries[:] = sub.capacity(tables, entries)
+            files.append(path)
+        return files
 
     def exclusions(self, items: list[Any]) -> list[Exclusion]:
         out: list[Exclusion] = []
@@ -541,13 +600,17 @@ def load_case(path: str | Path) -> Case:
     except OSError as e:
         raise CaseError(f"cannot read case file: {e.strerror}", where=str(p)) from None
     text = decode_utf8(data, str(p), CaseError)
+    return _Parser(p.resolve(), text).parse(_toml(p, text))
+
+
+def _toml(path: Path, text: str) -> dict[str, Any]:
+    """The TOML document `text` of `path`; CaseError naming the file and line otherwise."""
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         # Python < 3.14 keeps the position only in the message: "... (at line 9, column 8)"
         found = re.search(r"at line (\d+)", str(e))
         line = getattr(e, "lineno", None) or (int(found.group(1)) if found else None)
-        where = f"{p}:{line}" if line else str(p)
+        where = f"{path}:{line}" if line else str(path)
         msg = getattr(e, "msg", str(e))
         raise CaseError(f"not valid TOML: {msg}", where=where) from None
-    return _Parser(p.resolve(), text).parse(doc)
