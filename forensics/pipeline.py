@@ -176,7 +176,9 @@ def analyze(
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        return analyze_engine(eng, case, out, exclusions, progress)
+        result = analyze_engine(eng, case, out, exclusions, progress)
+        result.paths.append(integrity.write_manifest(eng, case, out, result.paths))
+        return result
 
 
 def notify(
@@ -194,7 +196,9 @@ def notify(
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, out=out)
         with step(progress, "notify: notification lists"):
-            return notify_lists.write_lists(eng, case, out)
+            lists = notify_lists.write_lists(eng, case, out)
+        lists.paths.append(integrity.write_manifest(eng, case, out, lists.paths))
+        return lists
 
 
 def report(
@@ -213,7 +217,8 @@ def report(
     summary = _summary_of(out, case.path, db)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         integrity.check(eng, case, db, summary=summary, out=out)
-        return report_page.render_report(eng, case, summary, out, progress=progress)
+        paths = report_page.render_report(eng, case, summary, out, progress=progress)
+        return [*paths, integrity.write_manifest(eng, case, out, paths)]
 
 
 def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:
@@ -244,8 +249,9 @@ def run(
     progress: Progress = SILENT,
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
-    analyze, notify and report into `out`. Everything is written into a scratch folder
-    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was."""
+    analyze, notify and report into `out`, with manifest.json listing them. Everything is
+    written into a scratch folder beside `out` and moved into `out` at the end: a failed run
+    leaves `out` as it was."""
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -273,7 +279,9 @@ def run(
                         analysis, case, result.summary, work, progress=progress
                     )
                 )
+                manifest = integrity.write_manifest(analysis, case, work, [db, *result.paths])
         result.paths.insert(0, db)
+        result.paths.append(manifest)
         try:
             scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
         except OSError as e:

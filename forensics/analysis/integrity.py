@@ -9,10 +9,19 @@ the code that computed it (`tool_version`, `duckdb_version`: `forensics.versions
 `check` refuses with one line (`AnalysisError`, fix: re-run `forensics analyze`) when any
 differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
 `clear` empties the record before an analysis starts, so a failed one leaves none.
+
+`write_manifest` writes `manifest.json` into the output folder, for a custodian to check what
+was handed over: every output file with its bytes and sha256 (those written now and those an
+earlier command listed, hashed again), the inputs' sha256, the case file's digest and sha256,
+the analysis record and the versions. It is deterministic: sorted, no wall-clock time; so a
+case database, whose bytes differ between runs of the same analysis (DuckDB's page layout),
+is listed under `not_hashed` with that reason, and manifest.json does not list itself (a
+file cannot hold its own sha256).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, is_dataclass
 from datetime import datetime, timedelta
@@ -24,11 +33,25 @@ import polars as pl
 from ..case import Case
 from ..engines import SQLEngine, TableMissing, needing
 from ..errors import AnalysisError, ForensicsError, command, option
-from ..formats import digest, relative_path
+from ..formats import digest, relative_path, write_json
 from ..mapping import load_mapping, mapping_digest, profile
 from ..version import versions
+from .summary import ingest_figures
 
 META_TABLE = "analysis_meta"
+MANIFEST = "manifest.json"
+# outputs whose bytes are not reproducible, listed with why instead of a sha256
+NOT_HASHED = {
+    ".duckdb": "a DuckDB file's bytes differ between runs of the same analysis (its page "
+    "layout); its content is identified by the inputs' sha256 and its analysis record "
+    "(table analysis_meta, copied under analysis)",
+    ".wal": "DuckDB's write-ahead log of the case database (see the .duckdb entry)",
+}
+_ABOUT = (
+    "sha256 and size of every output file in this folder (paths relative to it), the inputs "
+    "they were computed from, the case file and the code; manifest.json does not list "
+    "itself: a file cannot hold its own sha256"
+)
 _SCHEMA = {"key": pl.String, "value": pl.String}
 
 
@@ -134,6 +157,69 @@ def check(
         fix=f"re-run {command('analyze')} {case.path} {option('db')} {db} {option('out')} "
         + (str(out) if out is not None else "DIR"),
     )
+
+
+def write_manifest(engine: SQLEngine, case: Case, out: Path, written: list[Path]) -> Path:
+    """Write `out`/manifest.json: the files `written` now (those under `out`) and those an
+    earlier manifest there listed that still exist, each hashed as it is now; the inputs;
+    the case file; the analysis record; the versions. Returns its path."""
+    out = Path(out)
+    manifest = out / MANIFEST
+    found = {_inside(p, out) for p in written} | _listed(manifest)
+    names = {n for n in found if n is not None and n != MANIFEST and (out / n).is_file()}
+    files, not_hashed = [], []
+    for name in sorted(names):
+        reason = NOT_HASHED.get(Path(name).suffix)
+        if reason is not None:
+            not_hashed.append({"path": name, "reason": reason})
+        else:
+            files.append({"path": name, **_file_hash(out / name)})
+    _, inputs = ingest_figures(engine, case.folder)
+    body = {
+        "about": _ABOUT,
+        "case": {
+            "file": case.path.name,
+            "digest": case_digest(case),
+            **_file_hash(case.path),
+        },
+        "files": files,
+        "not_hashed": not_hashed,
+        "inputs": [
+            {k: row.get(k) for k in ("path", "bytes", "sha256", "format")} for row in inputs
+        ],
+        "analysis": dict(sorted(stored(engine).items())),
+        "tool": versions(),
+    }
+    return write_json(body, manifest)
+
+
+def _inside(path: Path, folder: Path) -> str | None:
+    """`path` relative to `folder` (POSIX), None when it lies outside."""
+    try:
+        return Path(path).resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _listed(manifest: Path) -> set[str | None]:
+    """The paths an earlier manifest.json lists (none when it is missing or unreadable)."""
+    try:
+        body = json.loads(manifest.read_text(encoding="utf-8"))
+        entries = [*body.get("files", []), *body.get("not_hashed", [])]
+        return {e["path"] for e in entries if isinstance(e.get("path"), str)}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
+        return set()
+
+
+def _file_hash(path: Path) -> dict[str, Any]:
+    """{"bytes": size, "sha256": hex digest} of a file, read in chunks."""
+    sha = hashlib.sha256()
+    size = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            sha.update(chunk)
+            size += len(chunk)
+    return {"bytes": size, "sha256": sha.hexdigest()}
 
 
 def _expected(engine: SQLEngine, case: Case, exclusions: bool | None) -> dict[str, str]:
