@@ -1,7 +1,7 @@
 """The notebooks under notebooks/ run top to bottom in a real Jupyter kernel (the venv's own
 Python, through a kernelspec written for this interpreter), and every notebook in the repo is
-stored without outputs. The headline figures are the bundled case's, worked out in
-INCIDENT.md / sample_logs/glm53/truth.json: 155 exposed responses."""
+stored without outputs. The headline figures are the bundled case's, as
+sample_logs/glm53/truth.json holds them: 155 exposed responses."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from ipykernel.kernelspec import write_kernel_spec
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+
+from forensics.render.figures import bundle
 
 NOTEBOOKS = REPO / "notebooks"
 CELL_TIMEOUT = 300
@@ -177,37 +179,102 @@ def _chart_html(nb: nbformat.NotebookNode) -> list[str]:
     ]
 
 
+BUNDLE_SCRIPT = "<script>" + bundle() + "</script>"
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", [p.name for p in _notebooks()])
-def test_notebook_charts_carry_vega_inline_and_load_nothing_from_the_network(executed, name):
+def test_notebook_charts_draw_offline_with_vega_inlined_once(executed, name):
     shown = _chart_html(executed[name])
-    assert shown, "no chart drawn"
+    assert len(shown) >= 2, "fewer than two charts drawn"
     for html in shown:
         assert re.search(r"<script[^>]*\bsrc\s*=", html, re.IGNORECASE) is None
         assert "requirejs" not in html and "cdn.jsdelivr.net" not in html
         assert "vegaEmbed(el, {" in html
-        assert len(html) > 500_000  # the Vega + Vega-Lite + Vega-Embed bundle, inline
+    # the Vega + Vega-Lite + Vega-Embed bundle rides with the first chart only
+    assert BUNDLE_SCRIPT in shown[0]
+    assert all(BUNDLE_SCRIPT not in html for html in shown[1:])
+    assert sum(html.count("vega-embed") > 0 for html in shown) >= 1
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", [p.name for p in _notebooks()])
+def test_an_executed_notebook_carries_the_vega_bundle_once(executed, name):
+    """Each chart used to inline the bundle (~1 MB): the walkthrough's four charts made a
+    4 MB notebook. Now the bundle is there once; the rest is the charts' data and tables."""
+    nb = executed[name]
+    html = [
+        str(value)
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        for mime, value in out.get("data", {}).items()
+        if mime == "text/html"
+    ]
+    assert sum(h.count(BUNDLE_SCRIPT) for h in html) == 1
+    size = len(nbformat.writes(nb).encode("utf-8"))  # the .ipynb file's bytes
+    assert size - len(BUNDLE_SCRIPT) < 1_000_000  # everything but the bundle: under 1 MB
+
+
+def _notebook_page(nb: nbformat.NotebookNode, path: Path) -> Path:
+    """The notebook's chart outputs on one page, in order, as an HTML export shows them."""
+    body = "\n".join(_chart_html(nb))
+    path.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>", encoding="utf-8")
+    return path
 
 
 @pytest.mark.notebook
 @pytest.mark.browser
-def test_walkthrough_timeline_output_draws_in_an_offline_browser(executed, tmp_path):
+def test_every_walkthrough_chart_draws_in_an_offline_browser(executed, tmp_path):
     from test_report_browser import Browser
 
-    html = _chart_html(executed["walkthrough_glm53.ipynb"])[0]
-    page = tmp_path / "timeline.html"
+    nb = executed["walkthrough_glm53.ipynb"]
+    charts = len(_chart_html(nb))
+    page = _notebook_page(nb, tmp_path / "walkthrough.html")
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    browser = Browser(profile)
+    try:
+        browser.open(
+            page.as_uri(),
+            f"document.querySelectorAll('.kv-forensics-chart svg').length === {charts}",
+        )
+        marks = browser.evaluate(
+            "document.querySelectorAll('.kv-forensics-chart')[0]"
+            ".querySelectorAll('svg g.role-mark > *').length"
+        )
+        drawn = browser.evaluate(
+            "Array.from(document.querySelectorAll('.kv-forensics-chart'))"
+            ".filter(el => el.querySelector('svg g.role-mark')).length"
+        )
+        errors, requested = browser.console_errors(), browser.requested_urls()
+    finally:
+        browser.close()
+    assert drawn == charts  # each chart drew its marks with the one bundle of the first
+    assert marks > 2 * 155  # the bundled case's 155 exposed responses, twice in the timeline
+    assert errors == []
+    assert requested == []
+
+
+@pytest.mark.browser
+def test_a_chart_without_the_bundle_says_how_to_load_it(tmp_path):
+    from test_report_browser import Browser
+
+    from forensics.render import figures
+
+    html = figures.chart_html({"mark": "point", "data": {"values": []}}, with_bundle=False)
+    page = tmp_path / "alone.html"
     page.write_text(f"<!DOCTYPE html><html><body>{html}</body></html>", encoding="utf-8")
     profile = tmp_path / "chromium-profile"
     profile.mkdir()
     browser = Browser(profile)
     try:
-        browser.open(page.as_uri(), "document.querySelector('.kv-forensics-chart svg') !== null")
-        marks = browser.evaluate(
-            "document.querySelectorAll('.kv-forensics-chart svg g.role-mark > *').length"
+        # the chart waits BUNDLE_WAIT_MS for the bundle, then says it is missing
+        browser.open(
+            page.as_uri(),
+            "(document.querySelector('.kv-forensics-chart') || {textContent: ''})"
+            ".textContent.length > 0",
         )
-        errors, requested = browser.console_errors(), browser.requested_urls()
+        text = browser.evaluate("document.querySelector('.kv-forensics-chart').textContent")
     finally:
         browser.close()
-    assert marks > 2 * 155  # the bundled case's 155 exposed responses, twice in the timeline
-    assert errors == []
-    assert requested == []
+    assert text == figures.NOT_LOADED

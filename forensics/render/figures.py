@@ -185,35 +185,62 @@ def script_json(value: Any) -> str:
 OFFLINE_RENDERER = "kv-forensics-offline"
 _EMBED_OPTIONS = '{"renderer":"svg","actions":false,"mode":"vega-lite"}'
 _shown = 0
+_bundle_sent = False  # this process (in Jupyter: one kernel, one notebook) sent the bundle
+NOT_LOADED = (
+    "Vega is not loaded: its JavaScript comes with the first chart of the notebook; run "
+    "the notebook from the top (Restart Kernel and Run All)"
+)
+BUNDLE_WAIT_MS = 10_000  # how long a chart waits for the bundle before saying it is missing
 
 
-def chart_html(spec: Mapping[str, Any]) -> str:
-    """One Vega-Lite chart as an HTML fragment that draws offline, as the report does: the
-    bundled Vega JavaScript inline, then the chart's element and the spec as script-safe
-    JSON. The element is found from its script (the output may not be in the page yet)."""
-    global _shown
+def chart_html(spec: Mapping[str, Any], *, with_bundle: bool | None = None) -> str:
+    """One Vega-Lite chart as an HTML fragment that draws offline: the chart's element and
+    the spec as script-safe JSON, drawn by the bundled Vega JavaScript. The bundle (~1 MB) is
+    inlined with the first chart this process draws (`with_bundle=None`; True/False to
+    choose): in a notebook every later output reuses it, so an executed notebook carries it
+    once, not once per chart. A chart waits for the bundle to load (outputs may render out
+    of order), says in its element that it is missing after `BUNDLE_WAIT_MS`, and still
+    draws when it comes. The element is found from its
+    script (the output may not be in the page yet)."""
+    global _shown, _bundle_sent
     _shown += 1
+    include = not _bundle_sent if with_bundle is None else with_bundle
+    _bundle_sent = _bundle_sent or include
     digest = hashlib.sha256(script_json(spec).encode()).hexdigest()[:12]
     element = f"kv-forensics-chart-{digest}-{_shown}"
-    return (
-        f"<script>{bundle()}</script>\n"
+    head = f"<script>{bundle()}</script>\n" if include else ""
+    missing = json.dumps(NOT_LOADED)
+    return head + (
         f'<div class="kv-forensics-chart" id="{element}"></div>\n'
         "<script>(function () {\n"
         "  var el = document.currentScript && document.currentScript.previousElementSibling;\n"
         f'  if (!el || el.id !== "{element}") el = document.getElementById("{element}");\n'
-        f"  vegaEmbed(el, {script_json(spec)}, {_EMBED_OPTIONS})\n"
-        "    .catch(function (err) { console.error(err); });\n"
+        "  function draw() {\n"
+        f"    vegaEmbed(el, {script_json(spec)}, {_EMBED_OPTIONS})\n"
+        "      .catch(function (err) { console.error(err); });\n"
+        "  }\n"
+        "  var waited = 0;\n"
+        "  (function ready() {\n"
+        '    if (typeof vegaEmbed === "function") return draw();\n'
+        f"    if ((waited += 100) === {BUNDLE_WAIT_MS}) el.textContent = {missing};\n"
+        "    setTimeout(ready, 100);  // still drawn if the bundle loads later\n"
+        "  })();\n"
         "})();</script>\n"
     )
 
 
-def _offline_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
-    return {"text/html": chart_html(spec), "text/plain": "<kv-forensics chart>"}
+def _offline_renderer(
+    spec: dict[str, Any], every_chart: bool = False, **metadata: Any
+) -> dict[str, str]:
+    html = chart_html(spec, with_bundle=True if every_chart else None)
+    return {"text/html": html, "text/plain": "<kv-forensics chart>"}
 
 
 def use_offline_renderer() -> None:
     """Draw Altair charts in Jupyter with `chart_html` (no CDN fetch) unless the user chose
-    a renderer of their own (Altair's active one is not `default`)."""
+    a renderer of their own (Altair's active one is not `default`). A front end that shows
+    each output in its own frame needs the bundle in every chart:
+    `alt.renderers.enable("kv-forensics-offline", every_chart=True)`."""
     if OFFLINE_RENDERER not in alt.renderers.names():
         alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
     if alt.renderers.active == "default":
