@@ -87,7 +87,7 @@ class ResourceError(ForensicsError):
     exit_code = 4
 
 
-# Exit codes of the `forensics` command (README "Errors and exit codes").
+# Exit codes of the `forensics` command (docs/exit-codes.md).
 EXIT_CODES = {
     0: "success",
     1: "internal error, a bug (FORENSICS_DEBUG=1 shows the traceback)",

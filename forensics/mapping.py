@@ -331,7 +331,7 @@ _DUCKDB_CLASSES = frozenset(
 )
 SQL_FIX = (
     "write one expression over the record's own columns, e.g. "
-    "epoch_ms(ts_ms) or coalesce(user_id, 'unknown') (README: Trust model)"
+    "epoch_ms(ts_ms) or coalesce(user_id, 'unknown') (docs: Trust model)"
 )
 
 
