@@ -2,9 +2,11 @@
 
 Each command parses options, calls one library function and prints. Data goes to stdout,
 messages to stderr; `_Commands.invoke` is the one error handler and `errors.EXIT_CODES` the
-exit codes (listed in `forensics --help`). All terminal presentation lives here: the tables
-of ingest and capacity, the progress bars, options and steps named as the command line
-names them (`cli_terms`).
+exit codes (listed in `forensics --help` and each command's). All terminal presentation
+lives here: the tables of ingest and capacity (plain text when stdout is not a terminal),
+the progress (a Rich bar on a terminal, one line per step otherwise, none with --quiet),
+the headline or its --json figures, usage lines as conventions have them (`_Command`),
+options and steps named as the command line names them (`cli_terms`).
 """
 
 from __future__ import annotations
