@@ -773,3 +773,7 @@ def _value(choice: Enum | None) -> str | None:
 def main() -> None:
     """Entry point of the `forensics` console script."""
     app()
+
+
+if __name__ == "__main__":  # python -m forensics.cli
+    main()

@@ -249,3 +249,20 @@ def test_sql_of_the_wrong_type_says_to_cast_not_to_pick_other_columns(
     assert "timestamp VARCHAR, input_length VARCHAR" in line and "CAST(" in line
     assert "[timestamp] unit and origin" in line
     assert "refer only to" not in line
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    import subprocess
+    import sys
+
+    import duckdb
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "forensics.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"kv-forensics {_pyproject_version()} (DuckDB {duckdb.__version__})\n"
