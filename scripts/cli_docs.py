@@ -70,7 +70,7 @@ def render() -> str:
     lines = [HEADER]
     lines += [f"    {_usage(group, root)}", ""]
     lines += [inspect.cleandoc(group.help or ""), ""]
-    lines += _params(group, root) + [""]
+    lines += [*_params(group, root), ""]
     if group.epilog:
         lines += [_escape(inspect.cleandoc(group.epilog)), ""]
     for name in group.list_commands(root):
@@ -80,7 +80,7 @@ def render() -> str:
         ctx = typer.Context(command, info_name=name, parent=root)
         lines += [f"## {PROG} {name}", "", f"    {_usage(command, ctx)}", ""]
         lines += [inspect.cleandoc(command.help or ""), ""]
-        lines += _params(command, ctx) + [""]
+        lines += [*_params(command, ctx), ""]
         if command.epilog:
             lines += [_escape(inspect.cleandoc(command.epilog)), ""]
     return "\n".join(lines).rstrip() + "\n"
