@@ -359,7 +359,7 @@ def test_a_data_owner_notice_lists_its_requests_at_risk(engine, tmp_path):
         "are the requests whose data could have been.\n"
     )
     qa = _notice(tmp_path, "data_owner", "acct-qa")
-    assert "- Set aside by the case file as internal-test (its requests are not" in qa
+    assert "- Excluded by the case file (`[[exclude]]`), reason: internal-test.\n" in qa
 
 
 def test_notices_carry_the_case_texts_as_written_and_the_timeline(tmp_path):
@@ -628,8 +628,8 @@ def test_the_regulator_summary_counts_accounts_and_requests_from_the_analysis(en
         "8 exposed responses |\n"
         "| Data owners: their requests could have been read by an exposed response | 6 | 11 "
         "requests at risk |\n"
-        "| Set aside by the case file's exclusions (reasons below), not counted above | 3 | 3 "
-        "requests |\n\n"
+        "| Set aside by the case file's exclusions (reasons below), not counted as recipients "
+        "| 3 | 3 requests |\n\n"
         "Exposed responses: 8, the analysis' single figure (this analysis gives no range).\n\n"
         "Content delivered: of the 8 exposed responses, 6 carried generated content to the "
         "client, 2 carried none (nothing was generated), and for 0 the logs give no count.\n\n"

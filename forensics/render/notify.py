@@ -136,7 +136,7 @@ NOTICE_INDEX = ListFile(
 
 @dataclass
 class NotifyResult:
-    """The files written and the warnings to show."""
+    """The files (and notice folders) written and the warnings to show."""
 
     paths: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -241,7 +241,8 @@ def write_lists(
             ),
         ],
     )
-    result.paths.extend(folder / NOTICES / f for f in index["file"].to_list())
+    # the notice folders, not each of their (possibly thousands of) files: index.csv lists them
+    result.paths.extend(folder / NOTICES / sub for sub in KINDS.values())
     result.paths.append(write_csv(NOTICE_INDEX.select(index), folder / NOTICE_INDEX.name))
 
     regulator = folder / "regulator_summary.md"
