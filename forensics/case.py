@@ -58,8 +58,30 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class Event:
+    """One `[[event]]` of the timeline; `awareness` marks the one at which the operator
+    became aware of the breach (GDPR Art. 33(1): the 72 hours run from it)."""
+
     at: datetime
     label: str
+    awareness: bool = False
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """`[notify]`: how the notices and the regulator summary are written (docs/notices.md).
+
+    `jurisdiction` names a column of the accounts file; the templates replace the bundled
+    ones; the texts are the responder's own Markdown, shown as written. None changes a
+    figure of the analysis.
+    """
+
+    jurisdiction: str | None = None
+    recipient_template: Path | None = None
+    data_owner_template: Path | None = None
+    description: str | None = None
+    consequences: str | None = None
+    measures: str | None = None
+    contact: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,10 +111,16 @@ class Case:
     attribution: Attribution = field(default_factory=Attribution)
     accounts_path: Path | None = None
     events: tuple[Event, ...] = ()
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    @property
+    def awareness(self) -> Event | None:
+        """The `[[event]]` marked `awareness = true` (at most one), or None."""
+        return next((e for e in self.events if e.awareness), None)
 
     def excluded_accounts(self) -> dict[str, str]:
         """account_id -> reason, over every `[[exclude]]` entry."""
@@ -122,6 +150,7 @@ _TOP = {
     "attribution": dict,
     "accounts": dict,
     "event": list,
+    "notify": dict,
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "window": {"start": (str, datetime), "end": (str, datetime)},
@@ -137,7 +166,16 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "baseline": {"min_prompt_tokens": int},
     "attribution": {"policy": str, "lookback": str},
     "accounts": {"path": str},
-    "event": {"at": (str, datetime), "label": str},
+    "event": {"at": (str, datetime), "label": str, "awareness": bool},
+    "notify": {
+        "jurisdiction": str,
+        "recipient_template": str,
+        "data_owner_template": str,
+        "description": str,
+        "consequences": str,
+        "measures": str,
+        "contact": str,
+    },
 }
 _REQUIRED_TOP = ("name", "models", "context_window", "window")
 _REQUIRED = {
@@ -230,7 +268,7 @@ class _Parser:
                     fix=f"allowed keys in [{section}]: {', '.join(allowed)}",
                 )
             want = allowed[key]
-            if not isinstance(value, want) or isinstance(value, bool):
+            if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
                 raise self.fail(
                     f"expected {_type_name(want)}, got {_type_name(type(value))}",
                     section,
@@ -323,6 +361,7 @@ class _Parser:
             attribution=self.attribution(doc.get("attribution")),
             accounts_path=self.accounts(doc.get("accounts")),
             events=tuple(self.events(doc.get("event", []))),
+            notify=self.notify(doc.get("notify")),
         )
 
     def tables(self, items: list[Any], section: str) -> list[dict[str, Any]]:
@@ -476,10 +515,62 @@ class _Parser:
         return self.resolve(t["path"])
 
     def events(self, items: list[Any]) -> list[Event]:
-        return [
-            Event(self.time(t["at"], "event", i, "at"), t["label"])
-            for i, t in enumerate(self.tables(items, "event"))
-        ]
+        out: list[Event] = []
+        aware: int | None = None
+        for i, t in enumerate(self.tables(items, "event")):
+            if t.get("awareness", False):
+                if aware is not None:
+                    raise self.fail(
+                        f"event[{aware + 1}] is already marked awareness = true",
+                        "event",
+                        i,
+                        "awareness",
+                        fix="mark only the event at which the operator became aware of the breach",
+                    )
+                aware = i
+            out.append(
+                Event(self.time(t["at"], "event", i, "at"), t["label"], t.get("awareness", False))
+            )
+        return out
+
+    def notify(self, t: dict[str, Any] | None) -> NotifySettings:
+        if t is None:
+            return NotifySettings()
+        t = self.check_keys(t, "notify")
+        for key, value in t.items():
+            if not value.strip():
+                raise self.fail(
+                    "must not be empty",
+                    "notify",
+                    None,
+                    key,
+                    fix="give the value, or leave the key out",
+                )
+
+        def path(key: str) -> Path | None:
+            return self.resolve(t[key]) if key in t else None
+
+        return NotifySettings(
+            jurisdiction=t.get("jurisdiction"),
+            recipient_template=path("recipient_template"),
+            data_owner_template=path("data_owner_template"),
+            description=t.get("description"),
+            consequences=t.get("consequences"),
+            measures=t.get("measures"),
+            contact=t.get("contact"),
+        )
+
+
+def key_location(path: Path, section: str, key: str, index: int | None = None) -> str:
+    """`PATH:LINE` of a key of a case file already loaded (for a message of a later step about
+    a value it gave, e.g. a `[notify]` column the accounts file lacks); `PATH` alone when the
+    key is not found. The line is found again in the file: `Case` keeps no layout."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return str(path)
+    line = _Locator(text).line(section, index, key)
+    return f"{path}:{line}" if line else str(path)
 
 
 def _overlaps(a: Capacity, b: Capacity) -> bool:

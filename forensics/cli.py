@@ -356,7 +356,7 @@ def notify(
     engine: EngineOpt = "duckdb",
     spark_master: SparkMasterOpt = None,
 ) -> None:
-    """Write the notification lists under OUT/notify/.
+    """Write the notification lists, notices and regulator summary under OUT/notify/.
 
     Example:
 

@@ -175,12 +175,22 @@ def notify(
     engine: str = "duckdb",
     spark_master: str | None = None,
 ) -> NotifyResult:
-    """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
-    file on the database's current inputs; refused otherwise)."""
+    """`forensics notify`: the lists, notices and README under out/notify/ (needs a prior
+    analyze of this case file on the database's current inputs; refused otherwise), and
+    regulator_summary.md from out/summary.json when that analyze wrote one there (refused
+    when it is of another analysis)."""
     case = load_case(case_path)
+    out = Path(out)
+    summary = _summary_of(out, case.path, db) if (out / "summary.json").is_file() else None
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
-        integrity.check(eng, case, db, out=out)
-        return notify_lists.write_lists(eng, case, Path(out))
+        integrity.check(eng, case, db, summary=summary, out=out)
+        result = notify_lists.write_lists(eng, case, out, summary)
+    if summary is None:
+        result.warnings.append(
+            f"no summary.json in {out}: notify/regulator_summary.md not written (run "
+            f"{command('analyze')} {case.path} {option('db')} {db} {option('out')} {out} first)"
+        )
+    return result
 
 
 def report(
@@ -249,7 +259,7 @@ def run(
             with _analysis_engine(eng, chosen, work, options) as analysis:
                 result = analyze_engine(analysis, case, work, exclusions)
                 result.warnings[:0] = warnings
-                lists = notify_lists.write_lists(analysis, case, work)
+                lists = notify_lists.write_lists(analysis, case, work, result.summary)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)
                 result.paths.extend(report_page.render_report(analysis, case, result.summary, work))

@@ -236,3 +236,80 @@ def test_an_exclusion_file_that_is_not_utf8_is_refused(tmp_path):
     (tmp_path / "ids.txt").write_bytes(b"acct-1\nacct-\xff\n")
     path = _write(tmp_path, '\n[[exclude]]\nreason = "r"\nfile = "ids.txt"\n')
     assert _refusal(path).startswith(f"{tmp_path.resolve() / 'ids.txt'}:2: not UTF-8 text")
+
+
+# --- [notify] and the awareness event (docs/notices.md) --------------------------------------
+
+EVENT = '\n[[event]]\nat = "{at}"\nlabel = "{label}"\n'
+
+
+def test_notify_section_reads_texts_as_written_and_templates_beside_the_case(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[notify]\njurisdiction = "region"\nrecipient_template = "t/recipient.md.j2"\n'
+        "measures = '''\n- Model made *private*.\n'''\n",
+    )
+    notify = load_case(path).notify
+    assert notify.jurisdiction == "region"
+    assert notify.recipient_template == tmp_path.resolve() / "t" / "recipient.md.j2"
+    assert notify.data_owner_template is None
+    assert notify.measures == "- Model made *private*.\n"  # TOML trims the first newline
+    assert (notify.description, notify.consequences, notify.contact) == (None, None, None)
+
+
+def test_a_case_without_notify_has_no_settings_and_no_awareness(tmp_path):
+    case = load_case(_write(tmp_path, EVENT.format(at="2026-09-01T10:00:00Z", label="x")))
+    assert case.notify.jurisdiction is None and case.notify.measures is None
+    assert case.awareness is None
+
+
+def test_unknown_notify_key_is_refused_naming_the_allowed_ones(tmp_path):
+    path = _write(tmp_path, '\n[notify]\njuristiction = "region"\n')
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:10: notify.juristiction: unknown key")
+    assert "jurisdiction, recipient_template, data_owner_template" in line
+
+
+def test_an_empty_notify_text_is_refused(tmp_path):
+    path = _write(tmp_path, '\n[notify]\ncontact = "  "\n')
+    assert _refusal(path).startswith(f"{path.resolve()}:10: notify.contact: must not be empty")
+
+
+def test_the_event_marked_awareness_is_the_cases_awareness(tmp_path):
+    path = _write(
+        tmp_path,
+        EVENT.format(at="2026-09-08T00:00:00Z", label="report")
+        + EVENT.format(at="2026-09-09T13:22:00Z", label="declared")
+        + "awareness = true\n"
+        + EVENT.format(at="2026-09-09T14:00:00Z", label="private")
+        + "awareness = false\n",
+    )
+    case = load_case(path)
+    assert case.awareness is not None
+    assert (case.awareness.at, case.awareness.label) == (
+        datetime(2026, 9, 9, 13, 22, tzinfo=UTC),
+        "declared",
+    )
+    assert [e.awareness for e in case.events] == [False, True, False]
+
+
+def test_a_second_awareness_event_is_refused_naming_its_line(tmp_path):
+    path = _write(
+        tmp_path,
+        EVENT.format(at="2026-09-08T00:00:00Z", label="report")
+        + "awareness = true\n"
+        + EVENT.format(at="2026-09-09T13:22:00Z", label="declared")
+        + "awareness = true\n",
+    )
+    # lines 9-12 the first event, 14-17 the second: its awareness key on line 17
+    line = _refusal(path)
+    assert line.startswith(
+        f"{path.resolve()}:17: event[2].awareness: event[1] is already marked awareness = true"
+    )
+
+
+def test_awareness_must_be_a_boolean(tmp_path):
+    path = _write(tmp_path, EVENT.format(at="2026-09-08T00:00:00Z", label="r") + "awareness = 1\n")
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:12: event[1].awareness: expected a boolean, got an integer"
+    )

@@ -33,6 +33,9 @@ OUTPUTS = (
     "notify/recipients.csv",
     "notify/data_owners.csv",
     "notify/excluded.csv",
+    "notify/README.md",
+    "notify/notices/index.csv",  # every notice's sha256
+    "notify/regulator_summary.md",
 )
 
 

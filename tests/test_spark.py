@@ -24,6 +24,10 @@ COMPARED = (
     "notify/recipients.csv",
     "notify/data_owners.csv",
     "notify/excluded.csv",
+    "notify/jurisdictions.csv",
+    "notify/README.md",
+    "notify/notices/index.csv",  # every notice's sha256
+    "notify/regulator_summary.md",
 )
 
 

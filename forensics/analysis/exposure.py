@@ -114,6 +114,13 @@ def totals(engine: SQLEngine) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+def delivery(engine: SQLEngine) -> dict[str, int]:
+    """Exposed responses by delivered content: {delivered, empty, unknown} (completion_tokens
+    > 0, = 0, NULL). They sum to the exposure count; NULL is never taken for 0."""
+    row = engine.frame("exposure/delivery").row(0, named=True)
+    return {key: int(row[key]) for key in ("delivered", "empty", "unknown")}
+
+
 def write_exposed_csv(engine: SQLEngine, path: Path) -> Path:
     """`exposed_requests.csv`: every exposed request, sorted by ts then request_id."""
     return write_csv(engine.frame("exposure/exposed_rows"), path)

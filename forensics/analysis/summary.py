@@ -111,6 +111,7 @@ def build_summary(
     summary: dict[str, Any] = {
         **case_config(case, exclusions),
         "exposure_count": count,
+        "exposed_by_delivery": exposure.delivery(engine),
         "affected_accounts": affected,
         "excluded_by_reason": exposure.excluded_by_reason(engine, case, exclusions),
         "bands": exposure.band_counts(engine),

@@ -424,6 +424,35 @@ policy = "pool-walkback"
 [accounts]
 path = "accounts.csv"
 
+# The notices, jurisdictions and regulator summary under notify/. The texts are Markdown,
+# shown as written; every figure beside them comes from the analysis.
+[notify]
+jurisdiction = "region"
+description = '''
+From the launch of GLM-5.3 until every prefill node ran the corrected configuration, the
+inference engine (prefill/decode disaggregated serving) answered prompts larger than the KV
+cache pool of its prefill servers instead of rejecting them. The decode servers then read
+cache pages that could still hold data of other customers' earlier requests, so a response
+to such a prompt may contain text derived from another customer's prompt.
+'''
+consequences = '''
+A response to an oversized prompt could contain fragments of another customer's prompt,
+which may include personal data of that customer or of its users. The customer who received
+it could read those fragments; the customer whose prompt it was cannot know whether it was
+shown. Prompts of the data owners are not kept, so which personal data they held cannot be
+established.
+'''
+measures = '''
+- The model was made private, then every prefill node moved to a configuration whose KV
+cache pool holds a full context window.
+- The deployment was rebuilt with an engine patch that rejects an oversized prompt when it
+is admitted; public access was restored after that.
+- Every affected customer and every data owner receives a notice listing its requests.
+- The fix was shared with the engine's maintainers; public disclosure is coordinated with
+them.
+'''
+contact = "Security incident response: security@inference.example (reference GLM53-KV)"
+
 [[event]]
 at = "2026-07-06T00:00:00Z"
 label = "Engine bug reported upstream (SGLang issue #30233)"
@@ -459,6 +488,8 @@ label = "Status page: identified"
 [[event]]
 at = "2026-09-09T13:22:00Z"
 label = "Security incident declared (leak reproduced with two accounts)"
+# the operator is aware of the breach (GDPR Art. 33(1)): the 72 hours run from here
+awareness = true
 
 [[event]]
 at = "2026-09-09T14:00:00Z"
