@@ -250,5 +250,5 @@ def test_demo_report_shows_the_bundled_case_figures(demo_report: Path) -> None:
     assert '<div class="n" id="exposure-count">155</div>' in html
     assert '<div class="n" id="affected-accounts">11</div>' in html
     assert "internal-test 60" in text
-    assert "security-researcher 49" in text
+    assert "security-researcher 50" in text
     assert "2026-09-09T13:22:00Z Security incident declared" in text

@@ -51,6 +51,14 @@ CONTEXT_WINDOW = 1_048_576
 PREFILL_CAPACITY = 681_280  # until FIXED
 PREFILL_CAPACITY_FIXED = 2_039_808  # from FIXED, about twice the window
 DECODE_CAPACITY = 1_302_528
+
+
+def reject_from(pool: int, context_len: int = CONTEXT_WINDOW) -> int:
+    """SGLang's admission limit for a plain pool: the smallest prompt its scheduler refuses,
+    min(context_len - 1, pool - 1) - 5 (tp_worker.py max_req_input_len)."""
+    return min(context_len - 1, pool - 1) - 5
+
+
 BASELINE_MIN = 131_072
 SUCCESS = (200,)
 REFERENCE_REQUESTS = 72_000  # the bundled case's size, where `exposed` is 155
@@ -720,6 +728,9 @@ class Truth:
     """Counters accumulated chunk by chunk from the generated arrays (not from the analysis)."""
 
     n_accounts: int
+    # the smallest prompt over the prefill capacity before and from FIXED: the case file's
+    # reject_from where it gives one, else the pool + 1
+    over_from: tuple[int, int] = (PREFILL_CAPACITY + 1, PREFILL_CAPACITY_FIXED + 1)
     bands: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BANDS, 0))
     excluded_by_reason: dict[str, int] = field(default_factory=dict)
     exposed_per_account: np.ndarray | None = None
@@ -741,9 +752,9 @@ class Truth:
             rows["status"][inw],
             rows["acct"][inw],
         )
-        cap = np.where(ts < FIXED, PREFILL_CAPACITY, PREFILL_CAPACITY_FIXED)
+        over_from = np.where(ts < FIXED, *self.over_from)
         over_ctx = p > CONTEXT_WINDOW
-        fits = ~over_ctx & (p <= cap)
+        fits = ~over_ctx & (p < over_from)
         over = ~over_ctx & ~fits
         ok = np.isin(st, SUCCESS)
         if self._codes is None:
