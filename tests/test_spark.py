@@ -110,6 +110,25 @@ def test_glob_matches_like_duckdb_on_spark(spark):
     assert spark.sql(text).collect()[0] == (True, False, True, False)
 
 
+@pytest.mark.parametrize(
+    "node", ["pf\\1", "a*b", "a?b", "x[1]", "a]b", "p\\[x]", "a.b", "decode-b1"]
+)
+def test_a_generated_capacity_glob_matches_its_node_on_spark_as_in_duckdb(spark, node):
+    import duckdb
+
+    from forensics.engines.spark import spark_sql
+    from forensics.render.capacity_entries import _glob_literal
+
+    pattern = _glob_literal(node)
+    spark.createDataFrame(
+        [(node, pattern), (node + "x", pattern), ("x" + node, pattern)], "n string, p string"
+    ).createOrReplaceTempView("globs")
+    text, _ = spark_sql("SELECT n GLOB p AS m FROM globs")
+    # exactly the node itself, as DuckDB's GLOB and the case file's fnmatch take it
+    assert [r[0] for r in spark.sql(text).collect()] == [True, False, False]
+    assert duckdb.execute("SELECT ? GLOB ?", [node, pattern]).fetchone() == (True,)
+
+
 def test_strftime_format_becomes_a_quoted_spark_pattern():
     assert _spark_format("%Y-%m-%dT%H:%M:%S.%fZ") == "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
 
