@@ -67,7 +67,9 @@ def generate(
     """Write a synthetic case with `requests` gateway records into `out`; return its truth.
 
     `exposed` fixes the true exposure count (default: 155 per 72,000 requests);
-    `engine_logs` adds SGLang server logs under engine/ (jsonl only).
+    `engine_logs` adds SGLang server logs under engine/ (jsonl only) and the admission limit
+    (reject_from) to the case's [[capacity]]: a prompt between it and the pool that was
+    delivered then counts as exposed on top of `exposed` (truth.json has the true count).
     """
     if fmt not in FORMATS:
         raise InputError(
@@ -557,7 +559,8 @@ def _truth(
     per = truth.exposed_per_account
     assert per is not None
     affected = sorted(plan.accounts.ids[i] for i in np.flatnonzero(per).tolist())
-    if truth.bands["exposed"] != plan.exposed or written != plan.requests:
+    placed = truth.bands["exposed"] - truth.exposed_within_pool
+    if placed != plan.exposed or written != plan.requests:
         raise AssertionError("generator bookkeeping disagrees with its plan")  # a bug, not input
     by_format = {
         fmt: {

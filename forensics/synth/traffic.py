@@ -736,6 +736,9 @@ class Truth:
     exposed_per_account: np.ndarray | None = None
     requests: int = 0
     requests_53: int = 0
+    # exposed prompts the pool would hold but the admission limit refuses (reject_from ..
+    # tokens): the plan places its `exposed` requests above the pool, these come on top
+    exposed_within_pool: int = 0
     _codes: np.ndarray | None = None
 
     def add(self, rows: Rows, accounts: Accounts) -> None:
@@ -766,6 +769,8 @@ class Truth:
         self.bands["over_context"] += int(over_ctx.sum())
         self.bands["over_capacity_failed"] += int((over & ~ok).sum())
         self.bands["exposed"] += int(exposed.sum())
+        pool = np.where(ts < FIXED, PREFILL_CAPACITY, PREFILL_CAPACITY_FIXED)
+        self.exposed_within_pool += int((exposed & (p <= pool)).sum())
         self.bands["excluded"] += int((over & ok & is_excl).sum())
         for reason in sorted(set(excl_reason[over & ok & is_excl].tolist())):
             k = int(((excl_reason == reason) & over & ok).sum())
