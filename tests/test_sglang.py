@@ -452,3 +452,27 @@ def test_an_older_database_gains_the_new_engine_columns(tmp_path):
         assert engine.rows("SELECT tokens, reject_from FROM engine_capacity") == [
             (1500000, 1048570)
         ]
+
+
+def test_ingest_of_a_folder_reads_the_metrics_export_beside_the_logs(tmp_path):
+    import shutil
+
+    from forensics import ingest
+
+    # an operator's folder: the two server logs and the metrics/<node>/ exports
+    logs = tmp_path / "logs"
+    shutil.copytree(LOGS / "0.5.12", logs, ignore=shutil.ignore_patterns("*.json"))
+    db = tmp_path / "case.duckdb"
+    report = ingest.ingest([logs], db, profile="sglang")
+    # prefill-0.log, decode-0.log and the two hourly exports under metrics/<node>/
+    assert sorted(Path(s.path).name for s in report.inputs) == [
+        "decode-0.log",
+        "prefill-0.log",
+        "sglang-request-metrics-20260120_14.log",
+        "sglang-request-metrics-20260120_14.log",
+    ]
+    with DuckDBEngine(db) as engine:
+        assert engine.rows(
+            "SELECT node, role, count(*) FROM engine_requests WHERE kind = 'metrics' "
+            "GROUP BY ALL ORDER BY node"
+        ) == [("decode-0", "decode", 3), ("prefill-0", "prefill", 3)]

@@ -160,18 +160,11 @@ def _role_note(engine: DuckDBEngine, stats: InputStats) -> InputStats:
     """The note of an input whose role stayed unknown (nor its node's other inputs tell)."""
     if not stats.note or not stats.note.endswith(_UNKNOWN_ROLE):
         return stats
-    still = engine.scalar(
-        "SELECT count(*) FROM (SELECT role FROM engine_requests WHERE source = $s "
-        "UNION ALL SELECT role FROM engine_startup WHERE source = $s "
-        "UNION ALL SELECT role FROM engine_aborts WHERE source = $s) WHERE role IS NULL",
-        s=stats.path,
-    )
-    if still:
+    roleless, with_role = engine.rows(queries.load("sglang/roleless"), source=stats.path)[0]
+    if roleless or not with_role:
         return stats
     note = stats.note[: -len(_UNKNOWN_ROLE)] + " role=from its node"
-    engine.execute(
-        "UPDATE inputs SET note = $note WHERE sha256 = $sha", note=note, sha=stats.sha256
-    )
+    engine.run("sglang/set_note", note=note, sha256=stats.sha256)
     return dataclasses.replace(stats, note=note)
 
 
