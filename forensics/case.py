@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import CaseError, decode_utf8
+from .errors import CaseError, command, decode_utf8
 from .schema import ROLES
 
 POLICIES = ("pool-walkback", "time-window")
@@ -34,13 +34,24 @@ class Source:
 
 @dataclass(frozen=True)
 class Capacity:
-    """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end)."""
+    """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end).
+
+    `reject_from` (optional) is the engine's admission limit: the smallest prompt it refuses
+    (SGLang: min(context_len - 1, tokens - 1) - 5, e.g. 681,274 on a 681,280-token pool).
+    A prompt is over the capacity from `over_from` on: reject_from, else tokens + 1.
+    """
 
     role: str
     nodes: str
     tokens: int
     start: datetime
     end: datetime | None = None
+    reject_from: int | None = None
+
+    @property
+    def over_from(self) -> int:
+        """The smallest prompt over this capacity: reject_from, else tokens + 1."""
+        return self.reject_from if self.reject_from is not None else self.tokens + 1
 
     def matches(self, node: str | None, at: datetime) -> bool:
         node_ok = fnmatch.fnmatchcase(node, self.nodes) if node is not None else self.nodes == "*"
@@ -159,6 +170,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "role": str,
         "nodes": str,
         "tokens": int,
+        "reject_from": int,
         "start": (str, datetime),
         "end": (str, datetime),
     },
@@ -406,21 +418,34 @@ class _Parser:
                 raise self.fail(f"role must be one of {ROLES}", "capacity", i, "role")
             if t["tokens"] <= 0:
                 raise self.fail("must be a positive token count", "capacity", i, "tokens")
+            reject_from = t.get("reject_from")
+            if reject_from is not None and not 0 < reject_from <= t["tokens"] + 1:
+                raise self.fail(
+                    f"must be in 1 .. tokens + 1 ({t['tokens'] + 1}): the smallest prompt the "
+                    "engine refuses, never above the pool",
+                    "capacity",
+                    i,
+                    "reject_from",
+                    fix=f"write the engine's admission limit ({command('capacity')} derives it "
+                    "from the engine logs), or leave it out (over capacity then means "
+                    "prompt > tokens)",
+                )
             start = self.time(t["start"], "capacity", i, "start")
             end = self.time(t["end"], "capacity", i, "end") if "end" in t else None
             if end is not None and end <= start:
                 raise self.fail("end must be after start", "capacity", i, "end")
-            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end)
+            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end, reject_from)
             for j, other in enumerate(out):
                 if (
                     other.role == cap.role
                     and other.nodes == cap.nodes
                     and _overlaps(other, cap)
-                    and other.tokens != cap.tokens
+                    and (other.tokens, other.reject_from) != (cap.tokens, cap.reject_from)
                 ):
                     raise self.fail(
                         f"contradicts capacity[{j + 1}]: same role and nodes, overlapping "
-                        f"time, different tokens ({other.tokens} vs {cap.tokens})",
+                        f"time, different tokens or reject_from ({_limit(other)} vs "
+                        f"{_limit(cap)})",
                         "capacity",
                         i,
                         fix="make the spans [start, end) of one node glob not overlap",
@@ -571,6 +596,10 @@ def key_location(path: Path, section: str, key: str, index: int | None = None) -
         return str(path)
     line = _Locator(text).line(section, index, key)
     return f"{path}:{line}" if line else str(path)
+
+
+def _limit(c: Capacity) -> str:
+    return str(c.tokens) + (f" reject_from {c.reject_from}" if c.reject_from is not None else "")
 
 
 def _overlaps(a: Capacity, b: Capacity) -> bool:

@@ -178,13 +178,14 @@ def _ingest_table(report: IngestReport) -> Table:
 
 
 def _capacity_text(result: CapacityResult) -> str:
-    """A plain-text table of the spans, then the findings (deterministic)."""
-    head = ("role", "node", "tokens", "context_len", "start", "end")
+    """A plain-text table of the spans, their notes, then the findings (deterministic)."""
+    head = ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
     rows = [
         (
             e["role"],
             e["node"],
             str(e["tokens"]),
+            "" if e["reject_from"] is None else str(e["reject_from"]),
             "" if e["context_len"] is None else str(e["context_len"]),
             e["start"],
             e["end"] or "(open)",
@@ -196,6 +197,11 @@ def _capacity_text(result: CapacityResult) -> str:
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
         for r in [head, *rows]
     ]
+    lines += [
+        f"  note: {e['role']} {e['node']} from {e['start']}: {e['note']}"
+        for e in result.entries
+        if e.get("note")
+    ]
     lines.append("")
     if result.preflight:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
@@ -203,8 +209,10 @@ def _capacity_text(result: CapacityResult) -> str:
             band = f["danger_band"]
             lines.append(
                 f"  {f['role']} {f['node']} from {f['start']}: pool {f['tokens']} < window "
-                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens "
-                "pass validation but do not fit the pool"
+                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens pass "
+                "the tokenizer but the scheduler refuses them (SGLang up to 0.5.18 in "
+                "disaggregated mode serves them from a one-token placeholder)"
+                + ("; the engine warned at startup" if f.get("engine_warned") else "")
             )
     else:
         lines.append("pre-flight: every pool holds the context window")
@@ -458,7 +466,8 @@ def capacity(
     ] = None,
     role: Annotated[str | None, typer.Option("--role", help="prefill or decode.")] = None,
 ) -> None:
-    """Derive the KV pool capacity timeline per node from SGLang server logs.
+    """Derive the KV pool capacity timeline per node, with each server start's admission
+    limit (reject_from: the smallest prompt the engine refuses), from SGLang server logs.
 
     Example:
 

@@ -313,3 +313,46 @@ def test_awareness_must_be_a_boolean(tmp_path):
     assert _refusal(path).startswith(
         f"{path.resolve()}:12: event[1].awareness: expected a boolean, got an integer"
     )
+
+
+def test_capacity_reject_from_is_optional_and_read(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 600\nreject_from = 594\n'
+        'start = "2026-09-01T00:00:00Z"\n'
+        '\n[[capacity]]\nrole = "decode"\ntokens = 900\nstart = "2026-09-01T00:00:00Z"\n',
+    )
+    prefill, decode = load_case(path).capacity
+    assert (prefill.reject_from, prefill.over_from) == (594, 594)
+    assert (decode.reject_from, decode.over_from) == (None, 901)  # tokens + 1
+
+
+@pytest.mark.parametrize(("value", "ok"), [(0, False), (1, True), (601, True), (602, False)])
+def test_capacity_reject_from_must_lie_in_one_to_tokens_plus_one(tmp_path, value, ok):
+    path = _write(
+        tmp_path,
+        f'\n[[capacity]]\nrole = "prefill"\ntokens = 600\nreject_from = {value}\n'
+        'start = "2026-09-01T00:00:00Z"\n',
+    )
+    if ok:
+        assert load_case(path).capacity[0].reject_from == value
+    else:
+        line = _refusal(path)
+        assert line.startswith(
+            f"{path.resolve()}:12: capacity[1].reject_from: must be in 1 .. tokens + 1 (601)"
+        )
+
+
+def test_overlapping_capacity_with_another_reject_from_is_refused(tmp_path):
+    entry = (
+        '\n[[capacity]]\nrole = "prefill"\nnodes = "pf-*"\ntokens = 600\nreject_from = {r}\n'
+        'start = "{s}"\n'
+    )
+    path = _write(
+        tmp_path,
+        entry.format(r=594, s="2026-09-01T00:00:00Z")
+        + entry.format(r=600, s="2026-09-01T06:00:00Z"),
+    )
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:16: capacity[2]: contradicts capacity[1]")
+    assert "(600 reject_from 594 vs 600 reject_from 600)" in line

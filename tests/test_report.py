@@ -189,18 +189,21 @@ def test_engine_evidence_is_shown_when_the_summary_has_it(tmp_path: Path) -> Non
                 "role": "prefill",
                 "node": "p-1",
                 "tokens": 681280,
+                "reject_from": 681274,
                 "context_len": 1048576,
                 "start": "2026-08-27T00:00:00Z",
                 "end": None,
             }
         ],
+        "engine_refused": 2,
     }
     text = text_of(render_fixture(tmp_path, summary)[0].read_text())
     assert "same bootstrap_room): 3 of 3; the signature shows in 4 requests" in text
     assert "matched exposed and engine-confirmed 3" in text
     assert "gateway-only — 0" in text
     assert "engine-only excluded account (internal-test) 1" in text
-    assert "prefill p-1 681,280 1,048,576 2026-08-27T00:00:00Z —" in text
+    assert "prefill p-1 681,280 681,274 1,048,576 2026-08-27T00:00:00Z —" in text
+    assert "refused without a KV transfer (the prefill retired them at intake" in text
 
 
 def test_report_makes_no_network_fetches(tmp_path: Path) -> None:
@@ -250,5 +253,5 @@ def test_demo_report_shows_the_bundled_case_figures(demo_report: Path) -> None:
     assert '<div class="n" id="exposure-count">155</div>' in html
     assert '<div class="n" id="affected-accounts">11</div>' in html
     assert "internal-test 60" in text
-    assert "security-researcher 49" in text
+    assert "security-researcher 50" in text
     assert "2026-09-09T13:22:00Z Security incident declared" in text

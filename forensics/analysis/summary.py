@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..case import Case
+from ..case import Capacity, Case
 from ..engines import SQLEngine, TableMissing, needing
 from ..formats import iso_z, relative_path, write_json
 from ..schema import INGEST_KEYS
@@ -32,16 +32,7 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
         "context_window": case.context_window,
         "success_status": list(case.success_status),
         "window": {"start": iso_z(case.window_start), "end": iso_z(case.window_end)},
-        "capacity": [
-            {
-                "role": c.role,
-                "nodes": c.nodes,
-                "tokens": c.tokens,
-                "start": iso_z(c.start),
-                "end": iso_z(c.end),
-            }
-            for c in case.capacity
-        ],
+        "capacity": [_capacity_entry(c) for c in case.capacity],
         "exclusions": {
             "applied": exclusions,
             "entries": [
@@ -59,6 +50,15 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
             "lookback_seconds": int(case.attribution.lookback.total_seconds()),
         },
     }
+
+
+def _capacity_entry(c: Capacity) -> dict[str, Any]:
+    """One [[capacity]] entry as the case file gives it (reject_from only where written)."""
+    entry: dict[str, Any] = {"role": c.role, "nodes": c.nodes, "tokens": c.tokens}
+    if c.reject_from is not None:
+        entry["reject_from"] = c.reject_from
+    entry.update(start=iso_z(c.start), end=iso_z(c.end))
+    return entry
 
 
 def ingest_figures(

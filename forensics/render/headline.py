@@ -59,6 +59,11 @@ def engine_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("engine reconciliation: " + ", ".join(parts))
     else:
         lines.append(f"engine signature: {summary.get('engine_signature')} (no gateway bands)")
+    if summary.get("engine_refused"):
+        lines.append(
+            f"engine refused without a KV transfer (SGLang 0.5.21+, no exposure): "
+            f"{summary.get('engine_refused')} request(s)"
+        )
     findings = summary.get("preflight") or []
     nodes = sorted({f["node"] for f in findings})
     lines.append(

@@ -207,15 +207,27 @@ def engine_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "preflight": _columns_table(
             [{**f, "danger_band": _band(f.get("danger_band"))} for f in preflight],
-            ("node", "role", "tokens", "context_window", "danger_band", "start", "end"),
+            (
+                "node",
+                "role",
+                "tokens",
+                "context_window",
+                "danger_band",
+                "engine_warned",
+                "start",
+                "end",
+            ),
         )
         if isinstance(preflight, list)
         else None,
         "confirmed": summary.get("engine_confirmed"),
         "exposure_count": summary.get("exposure_count"),
         "signature": summary.get("engine_signature"),
+        "refused": summary.get("engine_refused"),
         "reconciliation": _reconciliation_table(summary.get("engine_reconciliation")),
-        "capacity": _columns_table(spans, ("role", "node", "tokens", "context_len", "start", "end"))
+        "capacity": _columns_table(
+            spans, ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
+        )
         if isinstance(spans, list)
         else None,
     }
@@ -243,7 +255,11 @@ def _reconciliation_table(rec: Any) -> Table | None:
 
 def _columns_table(rows: Sequence[Any], columns: Sequence[str]) -> Table:
     dicts = [r for r in rows if isinstance(r, Mapping)]
-    numeric = [all(isinstance(r.get(c), int) for r in dicts) and bool(dicts) for c in columns]
+    numeric = [
+        all(isinstance(r.get(c), int) and not isinstance(r.get(c), bool) for r in dicts)
+        and bool(dicts)
+        for c in columns
+    ]
     return Table(list(columns), [[_cell(r.get(c)) for c in columns] for r in dicts], "", numeric)
 
 
