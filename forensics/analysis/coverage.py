@@ -107,7 +107,7 @@ def coverage(engine: SQLEngine, case: Case) -> Coverage:
     in_scope_by_path: dict[str, int] = {}
     for row in frame.iter_rows(named=True):
         counts = per_label[labels[row["source"]]]
-        hour = iso(row["hour"])
+        hour = _hour(row["hour"])
         counts[hour] = counts.get(hour, 0) + int(row["records"])
         for key in sums:
             sums[key] += int(row[key])
@@ -142,6 +142,11 @@ def coverage(engine: SQLEngine, case: Case) -> Coverage:
         engine_nodes=_engine_nodes(engine, case, keys),
         inputs=infos,
     )
+
+
+def _hour(epoch_hour: int) -> str:
+    """A whole number of hours since the epoch as the ISO UTC time the hour starts."""
+    return iso(datetime.fromtimestamp(int(epoch_hour) * 3600, tz=UTC))
 
 
 def _label(case: Case, path: str) -> str:
@@ -185,7 +190,7 @@ def _engine_nodes(engine: SQLEngine, case: Case, keys: list[str]) -> list[dict[s
         if row["hour"] is None:
             node["first"], node["last"] = iso_z(row["first_ts"]), iso_z(row["last_ts"])
         else:
-            node["lines"][iso(row["hour"])] = int(row["lines"])
+            node["lines"][_hour(row["hour"])] = int(row["lines"])
     out = []
     for (name, role), node in sorted(nodes.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         lines = [node["lines"].get(k, 0) for k in keys]
