@@ -276,7 +276,7 @@ def test_a_clock_skew_of_zero_is_accepted(tmp_path):
             "prompt_tokens_tolerance = -1",
             ":10: uncertainty.prompt_tokens_tolerance: must be >= 0",
         ),
-        ('clock_skew = 120', ":10: uncertainty.clock_skew: expected a string, got an integer"),
+        ("clock_skew = 120", ":10: uncertainty.clock_skew: expected a string, got an integer"),
         ("skew = 1", ":10: uncertainty.skew: unknown key; allowed keys in [uncertainty]"),
     ],
 )
