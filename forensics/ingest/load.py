@@ -38,9 +38,9 @@ def load_all(
     allow_empty: bool = False,
 ) -> list[str]:
     """Load every staged input in one transaction, appending each one's accounting to
-    `stats` (bytes reported to `progress`); returns the warnings. An input that loads no
-    record while some are quarantined is refused (InputError naming its top reasons; the
-    transaction rolls back) unless `allow_empty`."""
+    `stats` (bytes reported to `progress`); returns the warnings. An input none of whose
+    records can be read as mapped (every one quarantined for a failed check) is refused
+    (InputError naming its top reasons; the transaction rolls back) unless `allow_empty`."""
     warnings: list[str] = []
     with engine.transaction():
         for ddl in (
@@ -56,17 +56,16 @@ def load_all(
         engine.run("ingest/macro_int")
         seen: dict[str, str] = {}
         for p in prepared:
-            one = _one(engine, p, m, seen, warnings)
-            if one.rows_loaded == 0 and one.reasons:  # loaded now (not skipped), none kept
-                _refuse_empty(one, m, allow_empty, warnings)
-            stats.append(one)
+            stats.append(_one(engine, p, m, seen, warnings, allow_empty))
             progress.advance(p.size)
     return warnings
 
 
 def _refuse_empty(stats: InputStats, m: Mapping, allow_empty: bool, warnings: list[str]) -> None:
-    """An input whose every record was quarantined (or a duplicate) loads nothing: refused,
-    naming its top quarantine reasons, unless a zero is deliberate (`allow_empty`)."""
+    """An input none of whose records could be read as mapped loads nothing: refused, naming
+    its top quarantine reasons, unless a zero is deliberate (`allow_empty`). (An input whose
+    records are all duplicates or conflicting duplicates of loaded ones is read fine: its
+    content is in the database already, and conflicts are judged by the exposure range.)"""
     reasons = "; ".join(f"{reason} {n:,}" for reason, n in stats.reasons)
     what = (
         f"loads no record: {stats.quarantined:,} of {stats.rows_read:,} record(s) quarantined "
@@ -84,7 +83,12 @@ def _refuse_empty(stats: InputStats, m: Mapping, allow_empty: bool, warnings: li
 
 
 def _one(
-    engine: DuckDBEngine, p: Prepared, m: Mapping, seen: dict[str, str], warnings: list[str]
+    engine: DuckDBEngine,
+    p: Prepared,
+    m: Mapping,
+    seen: dict[str, str],
+    warnings: list[str],
+    allow_empty: bool = False,
 ) -> InputStats:
     if p.replaces is not None and p.sha256 not in seen:
         _forget(engine, p)
@@ -186,6 +190,8 @@ def _one(
     stats = InputStats(
         p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note, reasons
     )
+    if loaded == 0 and quarantined == read and not engine.scalar(queries.load("ingest/conflicts")):
+        _refuse_empty(stats, m, allow_empty, warnings)
     engine.run(
         "ingest/insert_input",
         path=p.path,
