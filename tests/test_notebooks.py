@@ -140,7 +140,7 @@ def test_walkthrough_draws_the_timeline_as_a_vega_lite_chart(executed):
 @pytest.mark.notebook
 def test_template_with_its_default_parameters_opens_the_bundled_case(executed):
     text = _text(_tagged(executed["new_case_template.ipynb"], "headline"))
-    assert "exposed responses: 155" in text.splitlines()
+    assert "exposed responses: 155 (range 155-158)" in text.splitlines()
 
 
 def test_template_starts_with_a_parameter_cell_naming_the_case():
