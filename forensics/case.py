@@ -107,6 +107,17 @@ class Attribution:
 
 
 @dataclass(frozen=True)
+class Uncertainty:
+    """`[uncertainty]`: how far the evidence may be off (docs: "Evidence and uncertainty").
+
+    `clock_skew`: how far gateway times may be off the engine's and the capacity timeline's;
+    `prompt_tokens_tolerance`: how far the gateway's token count may be off the engine's."""
+
+    clock_skew: timedelta = timedelta(0)
+    prompt_tokens_tolerance: int = 0
+
+
+@dataclass(frozen=True)
 class Case:
     path: Path
     name: str
@@ -123,6 +134,7 @@ class Case:
     accounts_path: Path | None = None
     events: tuple[Event, ...] = ()
     notify: NotifySettings = field(default_factory=NotifySettings)
+    uncertainty: Uncertainty = field(default_factory=Uncertainty)
 
     @property
     def folder(self) -> Path:
@@ -162,6 +174,7 @@ _TOP = {
     "accounts": dict,
     "event": list,
     "notify": dict,
+    "uncertainty": dict,
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "window": {"start": (str, datetime), "end": (str, datetime)},
@@ -188,6 +201,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "measures": str,
         "contact": str,
     },
+    "uncertainty": {"clock_skew": str, "prompt_tokens_tolerance": int},
 }
 _REQUIRED_TOP = ("name", "models", "context_window", "window")
 _REQUIRED = {
@@ -207,6 +221,7 @@ _BIGINT = 2**63
 TIME_MIN = datetime(1970, 1, 1, tzinfo=UTC)
 TIME_END = datetime(3000, 1, 1, tzinfo=UTC)
 MAX_LOOKBACK = timedelta(days=36500)
+MAX_CLOCK_SKEW = timedelta(days=1)  # beyond a day it is a wrong time zone, not a skew
 
 
 class _Locator:
@@ -374,6 +389,7 @@ class _Parser:
             accounts_path=self.accounts(doc.get("accounts")),
             events=tuple(self.events(doc.get("event", []))),
             notify=self.notify(doc.get("notify")),
+            uncertainty=self.uncertainty(doc.get("uncertainty")),
         )
 
     def tables(self, items: list[Any], section: str) -> list[dict[str, Any]]:
@@ -532,6 +548,36 @@ class _Parser:
                 )
             lookback = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
         return Attribution(policy, lookback)
+
+    def uncertainty(self, t: dict[str, Any] | None) -> Uncertainty:
+        if t is None:
+            return Uncertainty()
+        t = self.check_keys(t, "uncertainty")
+        skew = Uncertainty.clock_skew
+        if "clock_skew" in t:
+            m = _DURATION.match(t["clock_skew"])
+            if not m:
+                raise self.fail(
+                    f"unparsable duration {t['clock_skew']!r}",
+                    "uncertainty",
+                    None,
+                    "clock_skew",
+                    fix='write e.g. "2m", "90s", "500ms" (or "0s" for none)',
+                )
+            if int(m.group(1)) * _UNIT_MS[m.group(2)] > MAX_CLOCK_SKEW // timedelta(milliseconds=1):
+                raise self.fail(
+                    f"duration {t['clock_skew']!r} is longer than {MAX_CLOCK_SKEW.days} day",
+                    "uncertainty",
+                    None,
+                    "clock_skew",
+                    fix='give how far the gateway\'s clock may be off, e.g. "2m"; times off by '
+                    "hours are a time zone to fix in the mapping's [timestamp]",
+                )
+            skew = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+        tolerance = t.get("prompt_tokens_tolerance", 0)
+        if tolerance < 0:
+            raise self.fail("must be >= 0", "uncertainty", None, "prompt_tokens_tolerance")
+        return Uncertainty(skew, tolerance)
 
     def accounts(self, t: dict[str, Any] | None) -> Path | None:
         if t is None:

@@ -22,7 +22,7 @@ from rich.text import Text
 from .errors import EXIT_CODES, ForensicsError, ResourceError, render_terms, system_error
 
 if TYPE_CHECKING:
-    from .ingest import IngestReport
+    from .ingest import IngestReport, InputStats
     from .pipeline import CapacityResult
     from .progress import Progress
     from .synth.sample import SampleResult
@@ -105,6 +105,14 @@ MemOpt = Annotated[
 TempOpt = Annotated[
     Path | None, typer.Option("--temp-dir", help="Where DuckDB spills when over the limit.")
 ]
+AllowEmptyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty",
+        help="Accept a deliberate zero: an input none of whose records loads, or no request "
+        "of the case's models in the window (refused otherwise, exit 2).",
+    ),
+]
 
 
 def _progress() -> Progress:
@@ -143,9 +151,26 @@ class _RichProgress:
         self.bar = None
 
 
-def _warn(warnings: list[str]) -> None:
+def _warn(warnings: list[str], shown: list[str] | None = None) -> None:
+    """Warnings on stderr, but those the headline already shows (`shown`)."""
     for warning in warnings:
-        err.print(f"warning: {_say(warning)}", markup=False)
+        if warning not in (shown or []):
+            err.print(f"warning: {_say(warning)}", markup=False)
+
+
+def _reasons_text(inputs: list[InputStats]) -> str:
+    """Each input's top quarantine reasons with counts, one line per input (none when no
+    input quarantined a record)."""
+    lines = [
+        f"quarantined in {s.path}: "
+        + "; ".join(f"{reason} {n:,}" for reason, n in s.reasons)
+        + (f" (of {s.quarantined:,})" if s.quarantined > sum(n for _, n in s.reasons) else "")
+        for s in inputs
+        if s.reasons
+    ]
+    from .formats import printable  # lazy: formats imports Polars (start-up time)
+
+    return "\n".join(printable(line, one_line=True) for line in lines)
 
 
 def _ingest_table(report: IngestReport) -> Table:
@@ -269,6 +294,7 @@ def ingest(
             "records and quarantine rows are replaced.",
         ),
     ] = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Load request logs into the case database, accounting for every record.
 
@@ -294,8 +320,12 @@ def ingest(
         temp_dir=temp_dir,
         progress=_progress(),
         force=force,
+        allow_empty=allow_empty,
     )
     out.print(_ingest_table(report))
+    reasons = _reasons_text(report.inputs)
+    if reasons:
+        out.print(reasons, markup=False)
     _warn(report.warnings)
 
 
@@ -309,6 +339,7 @@ def analyze(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Bands, exposure count, exclusions, data owners, usage classification.
 
@@ -330,9 +361,10 @@ def analyze(
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
+        allow_empty=allow_empty,
     )
     out.print(headline(result.summary, result.out), markup=False)
-    _warn(result.warnings)
+    _warn(result.warnings, result.summary.get("warnings"))
 
 
 @app.command()
@@ -387,6 +419,7 @@ def run(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Ingest every [[source]], analyze, notify and report, into one folder.
 
@@ -406,9 +439,13 @@ def run(
         memory_limit=memory_limit,
         temp_dir=temp_dir,
         progress=_progress(),
+        allow_empty=allow_empty,
     )
+    reasons = _reasons_text(result.inputs)
+    if reasons:
+        out.print(reasons, markup=False)
     out.print(headline(result.summary, result.out), markup=False)
-    _warn(result.warnings)
+    _warn(result.warnings, result.summary.get("warnings"))
 
 
 @app.command()
@@ -427,6 +464,9 @@ def demo(
     from .render.headline import headline
 
     result = pipeline.demo(out_dir, progress=_progress())
+    reasons = _reasons_text(result.inputs)
+    if reasons:
+        out.print(reasons, markup=False)
     out.print(headline(result.summary, result.out), markup=False)
 
 

@@ -17,12 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from . import engines, ingest, scratch
+from .analysis import (
+    assumptions,
+    classify,
+    coverage,
+    evidence,
+    exposure,
+    integrity,
+    owners,
+    scope,
+    uncertainty,
+)
 from .analysis import capacity as capacity_timeline
-from .analysis import classify, evidence, exposure, integrity, owners
 from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
-from .errors import AnalysisError, ForensicsError, InputError, command, option
+from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
 from .progress import SILENT, Progress
 from .render import capacity_entries
 from .render import notify as notify_lists
@@ -44,6 +54,7 @@ class AnalysisResult:
     paths: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     out: Path | None = None
+    inputs: list[InputStats] = field(default_factory=list)  # what `run` ingested
 
 
 @dataclass
@@ -71,11 +82,14 @@ def ingest_sources(
     *,
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
-) -> list[str]:
-    """Ingest every `[[source]]` of the case into the open database; returns the warnings."""
-    warnings: list[str] = []
+    allow_empty: bool = False,
+) -> ingest.IngestReport:
+    """Ingest every `[[source]]` of the case into the open database; returns what each input
+    loaded (with its top quarantine reasons) and the warnings. A request log that loads no
+    record is refused unless `allow_empty`."""
+    report_ = ingest.IngestReport()
     for source in case.sources:
-        report_ = ingest.ingest_into(
+        one = ingest.ingest_into(
             eng,
             [source.path],
             mapping=source.mapping,
@@ -84,9 +98,11 @@ def ingest_sources(
             role=source.role,
             temp_dir=temp_dir,
             progress=progress,
+            allow_empty=allow_empty,
         )
-        warnings.extend(report_.warnings)
-    return warnings
+        report_.inputs.extend(one.inputs)
+        report_.warnings.extend(one.warnings)
+    return report_
 
 
 def summarize(
@@ -111,7 +127,33 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
-    return summary, warnings
+    warnings.extend(evidence_of(eng, case, summary))
+    summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
+    return summary, list(summary["warnings"])
+
+
+def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str]:
+    """The evidence behind the figures, into `summary`: coverage, assumptions and the
+    exposure range (its requests in `exposure_range_requests`); returns their warnings
+    (a zero scope, case-file ids that match nothing, ...)."""
+    warnings: list[str] = []
+    cov = coverage.coverage(eng, case)
+    if not cov.in_scope:
+        warnings.append(f"{scope.empty_scope(eng, case)}: the count of zero was accepted")
+    assumed = assumptions.assumptions(cov)
+    exposure_range, range_warnings = uncertainty.exposure_range(
+        eng, case, summary["exposure_count"], assumed.status_assumed
+    )
+    warnings.extend(scope.unmatched(eng, case))
+    warnings.extend(
+        f"[[source]] {s['source']}: no record in the window" for s in cov.sources if not s["total"]
+    )
+    warnings.extend(assumed.warnings)
+    warnings.extend(range_warnings)
+    summary["exposure_range"] = exposure_range.to_summary()
+    summary["assumptions"] = assumed.entries
+    summary["coverage"] = cov.to_summary()
+    return warnings
 
 
 def summarize_stored(
@@ -124,22 +166,25 @@ def summarize_stored(
 
 
 def analyze_case(
-    eng: SQLEngine, case: Case, exclusions: bool = True
+    eng: SQLEngine, case: Case, exclusions: bool = True, allow_empty: bool = False
 ) -> tuple[dict[str, Any], list[str]]:
     """The whole analysis on an open engine (bands, data owners, classification, engine
-    evidence), recorded with what it was computed from; returns (summary, warnings)."""
+    evidence, coverage, assumptions, exposure range), recorded with what it was computed
+    from; returns (summary, warnings). A scope with no request (no request of the case's
+    models in the window) is refused unless `allow_empty`."""
     integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
     exposure.compute_bands(eng, case, exclusions)
+    scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
     summary, warnings = summarize(eng, case, exclusions)
     integrity.record(eng, case, exclusions, summary)
     return summary, warnings
 
 
 def analyze_engine(
-    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True
+    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True, allow_empty: bool = False
 ) -> AnalysisResult:
     """`analyze_case`, then summary.json and exposed_requests.csv in `out`."""
-    summary, warnings = analyze_case(eng, case, exclusions)
+    summary, warnings = analyze_case(eng, case, exclusions, allow_empty)
     out.mkdir(parents=True, exist_ok=True)
     paths = [
         write_summary(summary, out / "summary.json"),
@@ -160,12 +205,16 @@ def analyze(
     spark_master: str | None = None,
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
+    allow_empty: bool = False,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
+    """`forensics analyze`: summary.json and exposed_requests.csv in `out`. Refused when a
+    case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
+    the case's models is inside the window."""
     case = load_case(case_path)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        return analyze_engine(eng, case, Path(out), exclusions)
+        require_sources(eng, case, db)
+        return analyze_engine(eng, case, Path(out), exclusions, allow_empty)
 
 
 def notify(
@@ -183,6 +232,7 @@ def notify(
     out = Path(out)
     summary = _summary_of(out, case.path, db) if (out / "summary.json").is_file() else None
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
+        require_sources(eng, case, db)
         integrity.check(eng, case, db, summary=summary, out=out)
         result = notify_lists.write_lists(eng, case, out, summary)
     if summary is None:
@@ -205,10 +255,40 @@ def report(
     otherwise)."""
     case = load_case(case_path)
     out = Path(out)
-    summary = _summary_of(out, case.path, db)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
+        require_sources(eng, case, db)
+        summary = _summary_of(out, case.path, db)
         integrity.check(eng, case, db, summary=summary, out=out)
         return report_page.render_report(eng, case, summary, out)
+
+
+def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
+    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]`: figures on
+    part of the logs, named as if on all of them. A file counts as there when `inputs` holds
+    its path or, for a moved copy, its sha256."""
+    held = scope.input_paths(eng)
+    missing = scope.missing_source(case, held, _source_files, ingest.hash_file)
+    if missing is None:
+        return
+    names = sorted({p for p, _ in held})
+    shown = ", ".join(names[: scope.MAX_LISTED]) + (
+        f" and {len(names) - scope.MAX_LISTED} more" if len(names) > scope.MAX_LISTED else ""
+    )
+    raise InputError(
+        f"[[source]] {missing} is not in the case database's inputs (it holds "
+        + (f"{len(names)} input(s): {shown})" if names else "none)"),
+        where=str(case.path),
+        fix=f"ingest it into {db} ({command('ingest')} with its mapping), use {command('run')}, "
+        "or remove the [[source]] from the case file",
+    )
+
+
+def _source_files(path: str) -> list[Path]:
+    """The files a `[[source]]` path names on disk (none when it names nothing there)."""
+    try:
+        return ingest.resolve_inputs([path])
+    except InputError:
+        return []
 
 
 def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:
@@ -237,10 +317,12 @@ def run(
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
+    allow_empty: bool = False,
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
     analyze, notify and report into `out`. Everything is written into a scratch folder
-    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was."""
+    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was.
+    `allow_empty` accepts an input that loads no record and a scope with no request."""
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -254,11 +336,14 @@ def run(
     try:
         db = work / CASE_DB
         with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
-            warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
+            loaded = ingest_sources(
+                eng, case, temp_dir=temp_dir, progress=progress, allow_empty=allow_empty
+            )
             options = EngineOptions(spark_master=spark_master)
             with _analysis_engine(eng, chosen, work, options) as analysis:
-                result = analyze_engine(analysis, case, work, exclusions)
-                result.warnings[:0] = warnings
+                result = analyze_engine(analysis, case, work, exclusions, allow_empty)
+                result.warnings[:0] = loaded.warnings
+                result.inputs = loaded.inputs
                 lists = notify_lists.write_lists(analysis, case, work, result.summary)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)

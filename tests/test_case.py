@@ -356,3 +356,50 @@ def test_overlapping_capacity_with_another_reject_from_is_refused(tmp_path):
     line = _refusal(path)
     assert line.startswith(f"{path.resolve()}:16: capacity[2]: contradicts capacity[1]")
     assert "(600 reject_from 594 vs 600 reject_from 600)" in line
+
+
+# --- [uncertainty] ------------------------------------------------------------------------------
+
+
+def test_uncertainty_defaults_to_none():
+    case = load_case(Path(__file__).parent / "fixtures" / "case_small" / "incident.toml")
+    assert (case.uncertainty.clock_skew, case.uncertainty.prompt_tokens_tolerance) == (
+        timedelta(0),
+        0,
+    )
+
+
+def test_uncertainty_reads_a_clock_skew_and_a_token_tolerance(tmp_path):
+    path = _write(tmp_path, '\n[uncertainty]\nclock_skew = "2m"\nprompt_tokens_tolerance = 512\n')
+    case = load_case(path)
+    assert case.uncertainty.clock_skew == timedelta(minutes=2)
+    assert case.uncertainty.prompt_tokens_tolerance == 512
+
+
+def test_a_clock_skew_of_zero_is_accepted(tmp_path):
+    path = _write(tmp_path, '\n[uncertainty]\nclock_skew = "0s"\n')
+    assert load_case(path).uncertainty.clock_skew == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (
+            'clock_skew = "2 minutes"',
+            ":10: uncertainty.clock_skew: unparsable duration '2 minutes'; write e.g. \"2m\"",
+        ),
+        (
+            'clock_skew = "25h"',
+            ":10: uncertainty.clock_skew: duration '25h' is longer than 1 day",
+        ),
+        (
+            "prompt_tokens_tolerance = -1",
+            ":10: uncertainty.prompt_tokens_tolerance: must be >= 0",
+        ),
+        ("clock_skew = 120", ":10: uncertainty.clock_skew: expected a string, got an integer"),
+        ("skew = 1", ":10: uncertainty.skew: unknown key; allowed keys in [uncertainty]"),
+    ],
+)
+def test_a_bad_uncertainty_value_is_refused_naming_its_line(tmp_path, body, shown):
+    path = _write(tmp_path, f"\n[uncertainty]\n{body}\n")
+    assert _refusal(path).startswith(f"{path.resolve()}{shown}")

@@ -74,7 +74,9 @@ def test_report_has_every_section(tmp_path: Path) -> None:
     ids = re.findall(r'<section id="([^"]+)"', html)
     assert ids == [
         "headline",
+        "evidence",
         "timeline",
+        "coverage",
         "prompt-size",
         "bands",
         "classification",

@@ -262,6 +262,7 @@ def test_demo_report_renders_every_chart_offline(tmp_path: Path, demo_report: Pa
     assert marks["chart-size"] > 155
     assert marks["chart-daily"] > 0
     assert marks["chart-hourly"] > 0
+    assert marks["chart-coverage"] > 0  # the gateway log's hours, the engine nodes' hours
     assert browser.console_errors() == []
     assert browser.requested_urls() == []
     assert shot.stat().st_size > 100_000
@@ -291,7 +292,13 @@ def test_report_of_a_case_with_hostile_account_ids_renders_every_chart(tmp_path:
         browser.close()
 
     assert failed == "[]"
-    assert sorted(marks) == ["chart-daily", "chart-hourly", "chart-size", "chart-timeline"]
+    assert sorted(marks) == [
+        "chart-coverage",
+        "chart-daily",
+        "chart-hourly",
+        "chart-size",
+        "chart-timeline",
+    ]
     assert all(n > 0 for n in marks.values()), marks
     shown = lanes.splitlines()
     assert HOSTILE_ACCOUNTS["acct-bob"] in shown  # markup in an id is drawn as text

@@ -147,3 +147,35 @@ def test_master_comes_from_the_option_then_env_then_spark_defaults(monkeypatch, 
     monkeypatch.setenv("SPARK_MASTER", "spark://env:7077")
     assert resolve_master() == "spark://env:7077"
     assert resolve_master("local[3]") == "local[3]"
+
+
+@pytest.fixture(scope="module")
+def evidence_both(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """The evidence fixture (tests/fixtures/evidence) with a clock skew, a token tolerance and
+    the README's engine-log rows, analysed in DuckDB and, from its Parquet export, on Spark:
+    every category of the exposure range runs on both engines."""
+    from evidence_case import add_engine_rows, case_copy
+
+    from forensics import ingest
+    from forensics.case import load_case
+    from forensics.engines import DuckDBEngine
+
+    base = tmp_path_factory.mktemp("evidence")
+    case_file = case_copy(
+        base, '\n[uncertainty]\nclock_skew = "2m"\nprompt_tokens_tolerance = 50\n'
+    )
+    db = base / "case.duckdb"
+    with DuckDBEngine(db) as engine:
+        pipeline.ingest_sources(engine, load_case(case_file))
+        add_engine_rows(engine)
+        ingest.export_parquet(engine, base / "store" / "requests")
+    pipeline.analyze(case_file, db, base / "duckdb")
+    pipeline.analyze(case_file, base / "store" / "requests", base / "spark", engine="spark")
+    return base / "duckdb", base / "spark"
+
+
+def test_evidence_fixture_summary_is_byte_identical_on_both_engines(evidence_both):
+    duck, spark_out = evidence_both
+    assert (duck / "summary.json").read_bytes() == (spark_out / "summary.json").read_bytes()
+    summary = json.loads((spark_out / "summary.json").read_text())
+    assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (4, 20)

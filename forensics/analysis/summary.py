@@ -21,6 +21,8 @@ from . import exposure
 from .owners import OwnersResult
 
 NO_CLASSIFICATION = "insufficient_data"
+# how sure the figures are (forensics.analysis.uncertainty, assumptions, coverage, scope)
+EVIDENCE_KEYS = ("exposure_range", "assumptions", "coverage", "warnings")
 
 
 def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
@@ -49,6 +51,10 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
             "policy": case.attribution.policy,
             "lookback_seconds": int(case.attribution.lookback.total_seconds()),
         },
+        "uncertainty": {
+            "clock_skew_seconds": _seconds(case.uncertainty.clock_skew.total_seconds()),
+            "prompt_tokens_tolerance": case.uncertainty.prompt_tokens_tolerance,
+        },
     }
 
 
@@ -59,6 +65,10 @@ def _capacity_entry(c: Capacity) -> dict[str, Any]:
         entry["reject_from"] = c.reject_from
     entry.update(start=iso_z(c.start), end=iso_z(c.end))
     return entry
+
+
+def _seconds(value: float) -> int | float:
+    return int(value) if value.is_integer() else value
 
 
 def ingest_figures(
@@ -105,6 +115,8 @@ def build_summary(
 
     `classification` is `Classification.to_summary()` (verdict `insufficient_data` and no
     flagged accounts without it); `evidence` holds engine-log keys (preflight, ...) if any.
+    The evidence behind the figures (`EVIDENCE_KEYS`: exposure range, assumptions, coverage,
+    warnings) is None here; the analysis step fills it in (`forensics.pipeline.evidence_of`).
     """
     count, affected = exposure.totals(engine)
     ingest, inputs = ingest_figures(engine, case.folder)
@@ -123,6 +135,7 @@ def build_summary(
         "inputs": inputs,
         "data_owners": owners.to_summary() if owners is not None else None,
     }
+    summary.update(dict.fromkeys(EVIDENCE_KEYS))
     if evidence:
         summary.update(evidence)
     return summary

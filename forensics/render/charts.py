@@ -463,3 +463,51 @@ def _label_expr() -> str:
 
 def _parse(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+COVERAGE_GAP_COLOUR = "#d62728"
+
+
+def coverage_chart(cells: pl.DataFrame, window_start: str, window_end: str) -> alt.TopLevelMixin:
+    """Coverage of the window by the logs, one lane per source or engine node: each UTC
+    hour with records shaded by their count, each gap (an hour with none from a source that
+    logs every hour) red. `cells`: lane, hour, end (ISO UTC), records, gap (bool)."""
+    x = _utc_x("hour", "hour (UTC)", [window_start, window_end])
+    lanes = cells["lane"].unique(maintain_order=True).to_list()
+    y = alt.Y("lane:N", title=None, sort=lanes, axis=alt.Axis(labelLimit=260))
+    tooltip = [
+        alt.Tooltip("lane:N", title="log"),
+        alt.Tooltip("hour:N", title="hour from"),
+        alt.Tooltip("records:Q", title="records"),
+    ]
+    counts = (
+        alt.Chart(_values(cells.filter(~pl.col("gap"))))
+        .mark_rect()
+        .encode(
+            x=x,
+            x2="end:T",
+            y=y,
+            color=alt.Color(
+                "records:Q",
+                title="records per hour",
+                scale=alt.Scale(type="sqrt", scheme="blues"),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=tooltip,
+        )
+    )
+    gaps = (
+        alt.Chart(_values(cells.filter(pl.col("gap"))))
+        .mark_rect(color=COVERAGE_GAP_COLOUR)
+        .encode(x=x, x2="end:T", y=y, tooltip=tooltip)
+    )
+    return alt.layer(counts, gaps).properties(
+        width=_WIDTH - 260,
+        height=max(40, 22 * len(lanes)),
+        title=alt.Title(
+            "Coverage of the window by the logs",
+            subtitle="Shade: records per hour. Red: a gap (no record in an hour, from a source "
+            "that logs every hour).",
+            anchor="start",
+        ),
+    )

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import altair as alt
@@ -115,6 +115,53 @@ def hourly(engine: SQLEngine) -> Figure:
     if frames is None or not frames[1].height:
         return Figure(None, missing=NO_PROFILE)
     return Figure(charts.hourly_chart(frames[1]))
+
+
+def coverage(summary: Mapping[str, Any], case: Case) -> Figure:
+    """Coverage of the window by the logs (summary.json `coverage`): per source and engine
+    node, the hours with records and the gaps. Hours with nothing that are not gaps are
+    left out (a quiet hour of an engine log, a source that logs rarely)."""
+    cov = summary.get("coverage")
+    if not isinstance(cov, Mapping) or not cov.get("hours"):
+        return Figure(None, missing="coverage not in summary.json (analyze again)")
+    cells = coverage_cells(cov)
+    if not cells.height:
+        return Figure(None, missing="no log record in the window")
+    return Figure(charts.coverage_chart(cells, *window(case)))
+
+
+def coverage_cells(cov: Mapping[str, Any]) -> pl.DataFrame:
+    """The chart's cells: lane, hour, end (ISO UTC), records, gap, for the hours with
+    records and the gaps."""
+    hours = [str(h) for h in cov["hours"]]
+    ends = [_iso(_parse_iso(h) + timedelta(hours=1)) for h in hours]
+    gaps = {(g["source"], g["hour"]) for g in cov.get("gaps") or []}
+    lanes = [(str(s["source"]), s["records"]) for s in cov.get("sources") or []]
+    lanes += [
+        (f"engine {n['node']} ({n['role'] or 'role unknown'})", n["lines"])
+        for n in cov.get("engine_nodes") or []
+    ]
+    rows = []
+    for lane, counts in lanes:
+        for hour, end, n in zip(hours, ends, counts, strict=True):
+            gap = (lane, hour) in gaps
+            if n or gap:
+                rows.append((lane, hour, end, int(n), gap))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "lane": pl.String,
+            "hour": pl.String,
+            "end": pl.String,
+            "records": pl.Int64,
+            "gap": pl.Boolean,
+        },
+        orient="row",
+    )
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _profiles(engine: SQLEngine) -> tuple[pl.DataFrame, pl.DataFrame] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,7 @@ def render_report(
         _section("chart-size", figures.size(engine, case)),
         _section("chart-daily", figures.daily(engine)),
         _section("chart-hourly", figures.hourly(engine)),
+        _section("chart-coverage", figures.coverage(summary, case)),
     ]
     events = figures.events_frame(case)
 
@@ -92,6 +94,8 @@ def render_report(
         owners=owners_view(engine, case, summary),
         engine_evidence=engine_view(summary),
         inputs=inputs_view(engine, summary),
+        evidence=evidence_view(summary),
+        quarantine=quarantine_view(engine, case),
         events=[[r["at"], r["label"]] for r in events.iter_rows(named=True)],
         window=figures.window(case),
         not_available=NOT_AVAILABLE,
@@ -287,6 +291,194 @@ def inputs_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]
         table = Table.of(engine.read_table("inputs"))
     ingest = summary.get("ingest")
     return {"table": table, "ingest": dict(ingest) if isinstance(ingest, Mapping) else None}
+
+
+# --- evidence and uncertainty -------------------------------------------------------------
+
+# one sentence per contribution to the exposure range: (category, direction) -> text, where
+# {n} is the number of requests, {skew} the clock skew and {tolerance} the token tolerance
+CONTRIBUTION_SENTENCES = {
+    ("quarantined", "max"): (
+        "{n} quarantined record(s) could each have been an exposed response: none of their "
+        "readable values (model, time, status, account, prompt size) rules it out, and a "
+        "record that could not be parsed at all counts."
+    ),
+    ("unknown_capacity", "max"): (
+        "{n} request(s) answered with success matched no [[capacity]] entry for their prefill "
+        "node and time, with a prompt above the smallest prefill pool in force in the window: "
+        "each may have been exposed."
+    ),
+    ("status_unknown", "min"): (
+        "{n} exposed response(s) come from a log that records no status: their delivery "
+        "(status 200) is assumed."
+    ),
+    ("clock_skew", "min"): (
+        "{n} exposed response(s) would not be exposed if the gateway clock were off by up to "
+        "{skew} (a capacity change or an edge of the window lies that close)."
+    ),
+    ("clock_skew", "max"): (
+        "{n} other request(s) would be exposed if the gateway clock were off by up to {skew}."
+    ),
+    ("token_count", "min"): (
+        "{n} exposed response(s) would not be exposed if the gateway's prompt token count were "
+        "off by up to {tolerance} tokens."
+    ),
+    ("token_count", "max"): (
+        "{n} other request(s) would be exposed if the gateway's prompt token count were off by "
+        "up to {tolerance} tokens."
+    ),
+    ("conflicting", "min"): (
+        "{n} exposed response(s) have a quarantined conflicting duplicate record (same request "
+        "id, other values) that would not be exposed."
+    ),
+    ("conflicting", "max"): (
+        "{n} request(s) not counted as exposed have a quarantined conflicting duplicate record "
+        "that would be."
+    ),
+    ("engine_only", "max"): (
+        "{n} request(s) show the bug's signature in the engine logs (prefill rejected for "
+        "capacity, decode finished) with no exposed gateway record, and no excluded account or "
+        "failed status explains them."
+    ),
+}
+EXACT = (
+    "The count is exact on the evidence given: no quarantined record, request without a "
+    "capacity entry, assumed status, conflicting duplicate, engine-only signature or declared "
+    "clock or token uncertainty could change it."
+)
+
+
+def contribution_sentence(contribution: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    """The sentence that explains one contribution to the exposure range."""
+    settings = summary.get("uncertainty") or {}
+    key = (str(contribution.get("category")), str(contribution.get("direction")))
+    template = CONTRIBUTION_SENTENCES.get(
+        key, "{n} request(s) in category " + key[0] + " (" + key[1] + ")."
+    )
+    return template.format(
+        n=f"{int(contribution.get('requests') or 0):,}",
+        skew=_duration(settings.get("clock_skew_seconds") or 0),
+        tolerance=f"{int(settings.get('prompt_tokens_tolerance') or 0):,}",
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size and float(seconds / size).is_integer():
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The exposure range with one sentence per contribution (or that the count is exact),
+    the assumptions, the coverage gaps and the warnings; None parts for an older summary."""
+    rng = summary.get("exposure_range")
+    view: dict[str, Any] = {
+        "range": None,
+        "sentences": [],
+        "exact": False,
+        "exact_text": EXACT,
+        "assumptions": None,
+    }
+    if isinstance(rng, Mapping):
+        view["range"] = {k: rng.get(k) for k in ("min", "likely", "max")}
+        view["sentences"] = [
+            (c.get("direction"), contribution_sentence(c, summary))
+            for c in rng.get("contributions") or []
+        ]
+        view["exact"] = not rng.get("contributions")
+    entries = summary.get("assumptions")
+    if isinstance(entries, list):
+        view["assumptions"] = Table(
+            ["field", "default", "what it does", "sources", "requests in scope"],
+            [
+                [
+                    _cell(a.get("field")),
+                    "none" if a.get("default") is None else _cell(a.get("default")),
+                    _cell(a.get("effect")),
+                    _cell(a.get("sources")),
+                    _cell(a.get("requests")),
+                ]
+                for a in entries
+            ],
+            numeric=[False, False, False, False, True],
+        )
+    cov = summary.get("coverage")
+    view["coverage"] = None
+    if isinstance(cov, Mapping):
+        gaps: dict[str, list[str]] = {}
+        for gap in cov.get("gaps") or []:
+            gaps.setdefault(str(gap.get("source")), []).append(str(gap.get("hour")))
+        missing = cov.get("missing") or {}
+        view["coverage"] = {
+            "in_scope": cov.get("in_scope"),
+            "gaps": Table(
+                ["source", "hours with no record", "hours"],
+                [[src, _cell(len(hours)), _hours_text(hours)] for src, hours in gaps.items()],
+                numeric=[False, True, False],
+            ),
+            "missing": Table(
+                ["field", "in-scope requests without it", "share"],
+                [
+                    [
+                        name,
+                        _cell(v.get("requests")),
+                        "—" if v.get("share") is None else f"{100 * float(v['share']):.2f} %",
+                    ]
+                    for name, v in sorted(missing.items())
+                    if isinstance(v, Mapping)
+                ],
+                numeric=[False, True, True],
+            ),
+            "engine": Table(
+                ["node", "role", "first line", "last line", "hours of the window with lines"],
+                [
+                    [
+                        _cell(n.get("node")),
+                        _cell(n.get("role")),
+                        _cell(n.get("first")),
+                        _cell(n.get("last")),
+                        f"{_cell(n.get('hours_with_lines'))} of {len(cov.get('hours') or [])}",
+                    ]
+                    for n in cov.get("engine_nodes") or []
+                ],
+                numeric=[False, False, False, False, True],
+            )
+            if cov.get("engine_nodes")
+            else None,
+        }
+    warnings = summary.get("warnings")
+    view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else None
+    return view
+
+
+def _hours_text(hours: list[str]) -> str:
+    """Hours as runs: `2026-09-01T05:00Z – 07:00Z (3 h)` and single hours, `; `-separated."""
+    runs: list[list[str]] = []
+    for h in sorted(hours):
+        if runs and _next_hour(runs[-1][-1]) == h:
+            runs[-1].append(h)
+        else:
+            runs.append([h])
+    return "; ".join(r[0] if len(r) == 1 else f"{r[0]} – {r[-1]} ({len(r)} h)" for r in runs)
+
+
+def _next_hour(hour: str) -> str:
+    at = datetime.fromisoformat(hour.replace("Z", "+00:00")) + timedelta(hours=1)
+    return iso(at, whole_seconds=True)
+
+
+def quarantine_view(engine: SQLEngine, case: Case) -> Table | None:
+    """The quarantine table by reason: per input (relative to the case folder) and reason,
+    the records quarantined; None when the case store holds no quarantine table."""
+    if not engine.table_exists("quarantine"):
+        return None
+    frame = engine.frame("report/quarantine_reasons")
+    rows = [
+        [relative_path(src, case.folder) if src else "—", _cell(reason), _cell(n)]
+        for src, reason, n in frame.iter_rows()
+    ]
+    return Table(["input", "reason", "records"], rows, numeric=[False, False, True])
 
 
 # --- helpers ------------------------------------------------------------------------------
