@@ -191,6 +191,7 @@ def test_the_polars_glob_matches_what_duckdb_glob_matches(pattern: str) -> None:
 def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet,jsonl", "--repeats", "1"]
+    args += ["--run-sizes", "20000"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
@@ -215,10 +216,19 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
         assert set(row["analyze"][contender]) >= STEP_FIELDS
     assert row["analyze"]["ratio_toolkit_vs_duckdb_sql"] > 0
     assert row["analyze"]["ratio_toolkit_vs_polars"] > 0
+    assert set(row["report"]["toolkit"]) >= STEP_FIELDS
+    assert set(row["report"]["bytes"]) == {"report.html", "timeline.png", "timeline.svg"}
+    assert row["correctness"]["report_shows_truth"] is True
+    assert set(row["run"]["toolkit"]) >= STEP_FIELDS
+    assert set(row["run"]["stages_s"]) == {"ingest", "analyze", "notify", "report"}
+    assert 0 < row["run"]["report_share"] < 1
+    assert row["correctness"]["run_equals_truth"] is True
     assert set(doc["targets"]) == {
         "analyze_within_1.5x_of_duckdb_sql",
         "parquet_ingest_within_2x_of_bare_read",
         "peak_rss_under_2gb_at_20000",
+        "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+        "report_under_a_quarter_of_run",
     }
     assert all(isinstance(t["met"], bool) for t in doc["targets"].values())
     assert "| 20,000 |" in doc["table"]
