@@ -232,3 +232,34 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
     }
     assert all(isinstance(t["met"], bool) for t in doc["targets"].values())
     assert "| 20,000 |" in doc["table"]
+
+
+def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_truth(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "latest.json"
+    args = ["--sizes", "20000", "--formats", "parquet", "--repeats", "1", "--no-baselines"]
+    args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    (row,) = doc["results"]
+    assert set(row["ingest"]["parquet"]) == {"file_bytes", "toolkit", "totals", "truth"}
+    assert set(row["analyze"]["figures"]) == {"toolkit"} and row["analyze"]["identical"] is None
+    assert row["correctness"] == {
+        "toolkit_equals_truth": True,
+        "parquet_ingest_equals_truth": True,
+        "report_shows_truth": True,
+        "ok": True,
+    }
+    assert set(doc["targets"]) == {
+        "peak_rss_under_2gb_at_20000",
+        "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+    }
+    assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]
