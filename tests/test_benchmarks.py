@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import baselines  # noqa: E402
 
 CASE_SMALL = ROOT / "tests" / "fixtures" / "case_small" / "incident.toml"
-STEP_FIELDS = {"median_s", "median_wall_s", "peak_rss_mb", "runs_s", "load_1m"}
+STEP_FIELDS = {"median_s", "median_wall_s", "median_cpu_s", "peak_rss_mb", "runs_s", "load_1m"}
 
 
 def all_three(case_toml: Path, tmp_path: Path) -> dict:
