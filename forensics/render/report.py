@@ -4,20 +4,26 @@
 `classification_*` and `inputs` tables and the summary dict); a missing table is shown as
 "not available", never recomputed. The page inlines the Vega, Vega-Lite and Vega-Embed
 JavaScript bundled by vl-convert and every chart's data (`forensics.render.figures`, which
-notebook charts share), so it fetches nothing. Text from the data is shown, never run: specs
-are inlined script-safe, labels with control characters as escapes. The same database and
-case give byte-identical files.
+notebook charts share), so it fetches nothing. Above `figures.MAX_MARKS` rows a chart draws
+counts per bin (aggregated in SQL), so the page's size and the memory used do not grow with
+the number of exposed responses. Text from the data is shown, never run: specs are inlined
+script-safe, labels with control characters as escapes. The same database and case give
+byte-identical files. The table of contents lists every `<section>` with an `<h2>` heading,
+as rendered.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import jinja2
 import polars as pl
 import vl_convert
@@ -55,28 +61,49 @@ class Table:
 
 @dataclass
 class Section:
-    """A chart slot in the page: its element id, Vega-Lite spec, or why it is missing."""
+    """A chart slot in the page: its element id, Vega-Lite spec, or why it is missing (an
+    analysis table is not there) or empty (no data to draw)."""
 
     id: str
     spec: dict[str, Any] | None
     missing: str = ""
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    empty: str = ""
+
+
+def versions() -> dict[str, str]:
+    """The versions of the code that made the page: kv-forensics and DuckDB. (The package
+    is loaded before any module of it; read from it, not imported, as render sits below it.)"""
+    package = sys.modules[__name__.split(".")[0]]
+    return {"kv-forensics": str(package.__version__), "DuckDB": duckdb.__version__}
+
+
+def prepare() -> None:
+    """Start the page's one-off set-up (building the Vega JavaScript bundle, seconds) in the
+    background, for a caller with other work to do first; `render_report` waits for it."""
+    figures.prepare_bundle()
 
 
 def render_report(
-    engine: SQLEngine, case: Case, summary: Mapping[str, Any], out_dir: Path
+    engine: SQLEngine,
+    case: Case,
+    summary: Mapping[str, Any],
+    out_dir: Path,
+    max_marks: int = figures.MAX_MARKS,
 ) -> list[Path]:
-    """Write report.html, timeline.png and timeline.svg into `out_dir`; return their paths."""
+    """Write report.html, timeline.png and timeline.svg into `out_dir`; return their paths.
+    A chart with more than `max_marks` rows to draw draws counts per bin instead."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    prepare()  # the bundle is built while the queries below run
     has_bands = engine.table_exists("bands")
-    timeline = figures.timeline(engine, case)
+    timeline = figures.timeline(engine, case, max_marks)
     assert timeline.chart is not None  # drawn even without bands (events and window)
     timeline_spec = figures.spec(timeline.chart)
     sections = [
-        _section("chart-timeline", timeline),
-        _section("chart-size", figures.size(engine, case)),
+        _section("chart-timeline", timeline, timeline_spec),
+        _section("chart-size", figures.size(engine, case, max_marks)),
         _section("chart-daily", figures.daily(engine)),
         _section("chart-hourly", figures.hourly(engine)),
         _section("chart-coverage", figures.coverage(summary, case)),
@@ -99,26 +126,28 @@ def render_report(
         events=[[r["at"], r["label"]] for r in events.iter_rows(named=True)],
         window=figures.window(case),
         not_available=NOT_AVAILABLE,
+        versions=versions(),
     )
     report = out_dir / "report.html"
     report.write_text(html, encoding="utf-8", newline="\n")
 
     svg = out_dir / "timeline.svg"
-    svg.write_text(
-        vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION),
-        encoding="utf-8",
-        newline="\n",
-    )
+    drawing = vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION)
+    svg.write_text(drawing, encoding="utf-8", newline="\n")
     png = out_dir / "timeline.png"
-    png.write_bytes(vl_convert.vegalite_to_png(timeline_spec, vl_version=VL_VERSION, scale=2))
+    # the PNG is the SVG rasterised (what vegalite_to_png does, without drawing it again)
+    png.write_bytes(vl_convert.svg_to_png(drawing, scale=2))
     return [report, png, svg]
 
 
-def _section(element: str, figure: figures.Figure) -> Section:
-    """The page's slot `element` for a figure: its spec, or why it is missing."""
+def _section(element: str, figure: figures.Figure, spec: dict[str, Any] | None = None) -> Section:
+    """The page's slot `element` for a figure: its spec (`spec` when already made), or why
+    it is missing or empty."""
     if figure.missing or figure.chart is None:
         return Section(element, None, missing=figure.missing, note=figure.note)
-    return Section(element, figures.spec(figure.chart), note=figure.note)
+    if figure.empty:
+        return Section(element, None, note=figure.note, empty=figure.empty)
+    return Section(element, spec or figures.spec(figure.chart), note=figure.note)
 
 
 def excluded_accounts(engine: SQLEngine) -> pl.DataFrame:
@@ -135,26 +164,86 @@ def owner_accounts(engine: SQLEngine) -> pl.DataFrame:
 # --- data for the tables -----------------------------------------------------------------
 
 
+# what each per-account test of the classification found, in words
+TEST_FINDINGS = {
+    "account_volume": "more exposed responses than its own long-context volume predicts",
+    "burst": "a burst of over-capacity prompts within a few minutes",
+    "probe_near_capacity": "over-capacity prompts clustered just above the capacity",
+    "probe_steps": "prompt sizes stepping up across the capacity",
+}
+
+
 def classification_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Verdict, tests and per-account evidence from classification_* tables and the summary."""
+    """Verdict, tests and per-account evidence from classification_* tables and the summary;
+    each flagged account's reasons as sentences (`reasons`: (account, [text]), from
+    summary.json, else from classification_accounts), the evidence table naming the tests
+    behind each flag."""
     view: dict[str, Any] = {
         "verdict": summary.get("verdict"),
         "flagged": list(summary.get("flagged_accounts") or []),
+        "reasons": [],
         "tests": None,
         "accounts": None,
         "detail": None,
     }
+    detail = summary.get("classification")
+    found: dict[str, list[Any]] = {}
+    if isinstance(detail, Mapping) and isinstance(detail.get("accounts"), Mapping):
+        found = {
+            str(a): list(v.get("reasons") or [])
+            for a, v in detail["accounts"].items()
+            if isinstance(v, Mapping)
+        }
     if engine.table_exists("classification_tests"):
         view["tests"] = Table.of(engine.read_table("classification_tests"))
     if engine.table_exists("classification_accounts"):
         frame = engine.read_table("classification_accounts")
         if "flagged" in frame.columns:
             frame = frame.sort(["flagged", *frame.columns[:1]], descending=[True, False])
+        if "reasons" in frame.columns:
+            for account, text in frame.select(frame.columns[0], "reasons").iter_rows():
+                found.setdefault(str(account), _json_list(text))
+            names = [_reason_names(text) for text in frame["reasons"].to_list()]
+            frame = frame.with_columns(reasons=pl.Series(names, dtype=pl.String))
         view["accounts"] = Table.of(frame)
-    detail = summary.get("classification")
+    view["reasons"] = [(a, [_finding(r) for r in found.get(a, [])]) for a in view["flagged"]]
     if isinstance(detail, Mapping):
         view["detail"] = _json_block(detail)
     return view
+
+
+def _finding(reason: Any) -> str:
+    """One reason an account was flagged, in words: what the test found, its figures and
+    p-values (a bare test name reads as what it found)."""
+    if not isinstance(reason, Mapping):
+        reason = {"test": reason}
+    test = str(reason.get("test", ""))
+    parts = [TEST_FINDINGS.get(test, test.replace("_", " "))]
+    if reason.get("detail"):
+        parts[0] += f": {reason['detail']}"
+    parts += [
+        f"{label} = {_cell(reason[k])}"
+        for k, label in (("p_value", "p"), ("adjusted_p", "adjusted p"))
+        if reason.get(k) is not None
+    ]
+    return "; ".join(parts) + f" (test {test})"
+
+
+def _json_list(text: Any) -> list[Any]:
+    """A JSON list column's items ([] when the value is no JSON list)."""
+    if not isinstance(text, str):
+        return []
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return []
+    return items if isinstance(items, list) else []
+
+
+def _reason_names(text: Any) -> str | None:
+    """The tests behind a JSON list of reasons, as `test; test` (None when there is none)."""
+    names = [str(r.get("test")) if isinstance(r, Mapping) else str(r) for r in _json_list(text)]
+    return "; ".join(names) or None
 
 
 def exclusions_view(
@@ -186,17 +275,22 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
         "totals": None,
     }
     if engine.table_exists("data_owners"):
-        totals = engine.frame("report/owner_totals").row(0, named=True)
-        view["totals"] = totals
-        frame = owner_accounts(engine)
+        # the accounts shown and the totals in one pass (not every account's details)
+        top = engine.frame("report/owner_top", rows=MAX_OWNER_ROWS)
+        first = top.row(0, named=True) if top.height else {}
+        view["totals"] = {
+            "accounts": first.get("accounts", 0),
+            "requests": first.get("requests", 0),
+            "exposures": first.get("all_exposures", 0),
+        }
         note = ""
-        if frame.height > MAX_OWNER_ROWS:
+        if view["totals"]["accounts"] > MAX_OWNER_ROWS:
             note = (
-                f"The {MAX_OWNER_ROWS} accounts with most requests at risk of {frame.height}; "
-                "all are in notify/data_owners.csv."
+                f"The {MAX_OWNER_ROWS} accounts with most requests at risk of "
+                f"{view['totals']['accounts']}; all are in notify/data_owners.csv."
             )
-            frame = frame.head(MAX_OWNER_ROWS)
-        view["table"] = Table.of(frame, note=note)
+        columns = ("account_id", "requests_at_risk", "exposures", "first_at", "last_at")
+        view["table"] = Table.of(top.select(columns), note=note)
     return view
 
 
@@ -544,4 +638,16 @@ def _template() -> jinja2.Template:
         finalize=lambda v: v if isinstance(v, Markup) or not isinstance(v, str) else printable(v),
     )
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else ("—" if v is None else v)
+    env.globals["contents"] = contents
     return env.get_template("report.html.j2")
+
+
+_HEADING = re.compile(r'<section id="([^"]+)">\s*<h2>(.*?)</h2>', re.S)
+
+
+def contents(body: str) -> list[tuple[str, Markup]]:
+    """The table of contents of rendered sections: (id, title) of every `<section>` that
+    opens with an `<h2>`, in page order (the title as rendered, already escaped)."""
+    return [
+        (m.group(1), Markup(re.sub(r"<[^>]+>", "", m.group(2)))) for m in _HEADING.finditer(body)
+    ]
