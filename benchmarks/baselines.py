@@ -56,8 +56,9 @@ def utc(value: str | datetime | None) -> datetime | None:
 
 
 def case_settings(case_path: str | Path) -> dict[str, Any]:
-    """Models, context window, success statuses, window, [[capacity]] entries (file order)
-    and excluded accounts of an incident.toml."""
+    """Models, context window, success statuses, window, [[capacity]] entries (file order;
+    over_from: the smallest prompt over the entry, its reject_from, else tokens + 1) and
+    excluded accounts of an incident.toml."""
     path = Path(case_path)
     doc = tomllib.loads(path.read_text(encoding="utf-8"))
     excluded: set[str] = set()
@@ -78,6 +79,7 @@ def case_settings(case_path: str | Path) -> dict[str, Any]:
                 "role": c["role"],
                 "nodes": c.get("nodes", "*"),
                 "tokens": int(c["tokens"]),
+                "over_from": int(c.get("reject_from", int(c["tokens"]) + 1)),
                 "start": utc(c["start"]),
                 "end": utc(c.get("end")),
             }
@@ -127,8 +129,10 @@ def duckdb_bare_read(log: str, db: str, memory_limit: str | None = None) -> dict
 # --- DuckDB: equal work, plain SQL -----------------------------------------------------------
 
 
-def _capacity_case(entries: list[dict], node: str, prefix: str) -> tuple[str, dict[str, Any]]:
-    """`CASE WHEN <entry 0 holds> THEN tokens0 WHEN ... END` over the entries in file order
+def _capacity_case(
+    entries: list[dict], node: str, prefix: str, key: str = "tokens"
+) -> tuple[str, dict[str, Any]]:
+    """`CASE WHEN <entry 0 holds> THEN <key>0 WHEN ... END` over the entries in file order
     (first match wins), values bound as $prefix<i>_*; NULL where no entry holds."""
     if not entries:
         return "CAST(NULL AS BIGINT)", {}
@@ -143,7 +147,7 @@ def _capacity_case(entries: list[dict], node: str, prefix: str) -> tuple[str, di
             cond.append(f"ts < ${p}_end")
             params[f"{p}_end"] = c["end"]
         whens.append(f"WHEN {' AND '.join(cond)} THEN CAST(${p}_tokens AS BIGINT)")
-        params[f"{p}_tokens"] = c["tokens"]
+        params[f"{p}_tokens"] = c[key]
     return "CASE " + " ".join(whens) + " END", params
 
 
@@ -172,21 +176,21 @@ def duckdb_equal_work(
     in_scope = "model IN (SELECT model FROM models) AND ts >= $start AND ts < $end"
     window = {"requests": requests, "start": s["start"], "end": s["end"]}
 
-    capacity, cap_params = _capacity_case(prefill, "prefill_node", "p")
+    capacity, cap_params = _capacity_case(prefill, "prefill_node", "p", key="over_from")
     con.execute(
         f"""
         CREATE TABLE bands AS
         WITH scoped AS (
             SELECT request_id, account_id, prompt_tokens,
                    coalesce(status, {DEFAULT_STATUS}) IN (SELECT status FROM ok) AS delivered,
-                   {capacity} AS capacity
+                   {capacity} AS over_from
             FROM read_parquet($requests)
             WHERE {in_scope}
         )
         SELECT request_id, account_id,
                CASE WHEN prompt_tokens > $context_window THEN 'over_context'
-                    WHEN capacity IS NULL THEN 'unknown_capacity'
-                    WHEN prompt_tokens <= capacity THEN 'fits'
+                    WHEN over_from IS NULL THEN 'unknown_capacity'
+                    WHEN prompt_tokens < over_from THEN 'fits'
                     WHEN NOT delivered THEN 'over_capacity_failed'
                     WHEN account_id IN (SELECT account_id FROM excluded) THEN 'excluded'
                     ELSE 'exposed' END AS band
@@ -330,8 +334,9 @@ def glob_regex(pattern: str) -> str:
     return "".join(out) + "$"
 
 
-def _polars_capacity(entries: list[dict], node: str) -> Any:
-    """The capacity in force as a Polars expression: first entry (file order) that holds."""
+def _polars_capacity(entries: list[dict], node: str, key: str = "tokens") -> Any:
+    """The capacity in force (its `key`) as a Polars expression: first entry (file order)
+    that holds."""
     import polars as pl
 
     expr: Any = None
@@ -341,7 +346,7 @@ def _polars_capacity(entries: list[dict], node: str) -> Any:
             cond &= pl.col(node).str.contains(glob_regex(c["nodes"])).fill_null(False)
         if c["end"] is not None:
             cond &= pl.col("ts") < c["end"]
-        then = pl.lit(c["tokens"], dtype=pl.Int64)
+        then = pl.lit(c[key], dtype=pl.Int64)
         expr = pl.when(cond).then(then) if expr is None else expr.when(cond).then(then)
     return pl.lit(None, dtype=pl.Int64) if expr is None else expr.otherwise(None)
 
@@ -359,7 +364,7 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
     )
     t0 = time.perf_counter()
     prompt = pl.col("prompt_tokens")
-    capacity = pl.col("capacity")
+    over_from = pl.col("over_from")
     scoped = (
         pl.scan_parquet(requests)
         .filter(
@@ -368,15 +373,15 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
             & (pl.col("ts") < s["end"])
         )
         .with_columns(
-            _polars_capacity(prefill, "prefill_node").alias("capacity"),
+            _polars_capacity(prefill, "prefill_node", key="over_from").alias("over_from"),
             pl.col("status").fill_null(DEFAULT_STATUS).is_in(s["success_status"]).alias("ok"),
         )
         .with_columns(
             pl.when(prompt > s["context_window"])
             .then(pl.lit("over_context"))
-            .when(capacity.is_null())
+            .when(over_from.is_null())
             .then(pl.lit("unknown_capacity"))
-            .when(prompt <= capacity)
+            .when(prompt < over_from)
             .then(pl.lit("fits"))
             .when(~pl.col("ok"))
             .then(pl.lit("over_capacity_failed"))

@@ -1,4 +1,5 @@
-"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9 and 14).
+"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9 and 14), and the
+report stage (issue 25).
 
     .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7 --formats parquet,jsonl \\
         --repeats 3,3,1 --out benchmarks/results/latest.json
@@ -11,10 +12,17 @@ For each size it writes a synthetic case per format with `forensics sample` (kep
   vs the equal-work baselines of baselines.py, plain DuckDB SQL and Polars, which compute the
   bands, the exposure and the pool-walkback data owners from the case database's `requests`
   exported once to Parquet (the same typed records analyze reads).
+- report, on the analysed Parquet case: `forensics.pipeline.report` (what `forensics report`
+  runs, in a fresh process, so building the Vega bundle is included), with the sizes of
+  report.html, timeline.svg and timeline.png;
+- run, at the sizes in --run-sizes: `forensics.pipeline.run` on the Parquet case (what
+  `forensics run` runs), with the time of each of its stages (ingest, analyze, notify, report:
+  the pipeline's functions wrapped with a timer in the child), to give the report's share.
 After the repeats, the (request_id, band) rows, the exposed request_ids and the (exposed,
 owner) pairs of the toolkit and both baselines must be the same sets, and the exposure
-figures equal truth.json; otherwise the run stops with exit status 1 and says what differs.
-CLI start-up (`forensics --help`, wall time) is measured on its own.
+figures equal truth.json, those of report.html too; otherwise the run stops with exit
+status 1 and says what differs. CLI start-up (`forensics --help`, wall time) is measured on
+its own.
 
 Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4); its
 time is the work inside the child (interpreter start and imports excluded). Medians over
@@ -42,7 +50,18 @@ ROOT = HERE.parent
 PY = sys.executable
 FORENSICS = str(Path(PY).parent / "forensics")
 GIB = 1024**3
-TARGETS = {"analyze_vs_duckdb_sql": 1.5, "parquet_ingest_vs_bare_read": 2.0, "peak_rss_mb": 2048}
+TARGETS = {
+    "analyze_vs_duckdb_sql": 1.5,
+    "parquet_ingest_vs_bare_read": 2.0,
+    "peak_rss_mb": 2048,
+    # issue 25, at the largest size: the report stage (`forensics report`)
+    "report_seconds": 30,
+    "report_html_mb": 5,
+    "timeline_svg_mb": 2,
+    # ... and its share of `forensics run` wherever run is measured
+    "report_share_of_run": 0.25,
+}
+MB = 1024**2
 
 
 # --- steps (run in a child process: `run.py --step NAME --params JSON`) ---------------------
@@ -73,6 +92,62 @@ def step_toolkit_analyze(case: str, db: str, out: str) -> dict:
         "owner_pairs": s["data_owners"]["pairs"],
         "owner_requests": s["data_owners"]["requests"],
         "owner_accounts": s["data_owners"]["accounts"],
+    }
+
+
+def step_toolkit_report(case: str, db: str, out: str) -> dict:
+    from forensics import pipeline
+
+    t0 = time.perf_counter()
+    paths = pipeline.report(case, db, out)
+    seconds = time.perf_counter() - t0
+    html = Path(out, "report.html").read_text(encoding="utf-8")
+    return {
+        "seconds": seconds,
+        "bytes": {p.name: p.stat().st_size for p in paths},
+        "shown": shown_figures(html),
+    }
+
+
+def shown_figures(html: str) -> dict:
+    """The headline figures report.html shows: exposed responses and affected accounts."""
+    import re
+
+    return {
+        key: int(re.search(rf'id="{key.replace("_", "-")}">([\d,]+)<', html)[1].replace(",", ""))
+        for key in ("exposure_count", "affected_accounts")
+    }
+
+
+def step_toolkit_run(case: str, out: str) -> dict:
+    """`pipeline.run`, with the time of each stage: its functions wrapped with a timer."""
+    from forensics import pipeline
+
+    stages: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                stages[name] = stages.get(name, 0.0) + time.perf_counter() - t0
+
+        return wrapper
+
+    pipeline.ingest_sources = timed("ingest", pipeline.ingest_sources)
+    pipeline.analyze_engine = timed("analyze", pipeline.analyze_engine)
+    pipeline.notify_lists.write_lists = timed("notify", pipeline.notify_lists.write_lists)
+    pipeline.report_page.render_report = timed("report", pipeline.report_page.render_report)
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    result = pipeline.run(case, out)
+    seconds = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    return {
+        "seconds": seconds,
+        "stages_s": stages,
+        "exposure_count": result.summary["exposure_count"],
     }
 
 
@@ -113,6 +188,8 @@ def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict:
 STEPS = {
     "toolkit_ingest": step_toolkit_ingest,
     "toolkit_analyze": step_toolkit_analyze,
+    "toolkit_report": step_toolkit_report,
+    "toolkit_run": step_toolkit_run,
     "bare_read": step_bare_read,
     "export": step_export,
     "duckdb_sql": step_duckdb_sql,
@@ -139,6 +216,9 @@ def run_step(name: str, **params: Any) -> dict:
     result = json.loads(out.strip().splitlines()[-1])
     result["wall_s"] = wall
     result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: kilobytes
+    # CPU time of the whole child (all its threads, imports included): unlike the times, it
+    # hardly moves with the machine's load
+    result["cpu_s"] = usage.ru_utime + usage.ru_stime
     result["load_1m"] = load
     return result
 
@@ -175,10 +255,12 @@ def ensure_case(data: Path, size: int, fmt: str, seed: int) -> tuple[Path, dict]
 
 
 def summarize(runs: list[dict]) -> dict:
-    """Median work time, median wall time, the largest peak RSS and load over repeats."""
+    """Median work time, median wall time, median CPU time of the child, the largest peak
+    RSS and load over repeats."""
     return {
         "median_s": statistics.median(r["seconds"] for r in runs),
         "median_wall_s": statistics.median(r["wall_s"] for r in runs),
+        "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
         "runs_s": [round(r["seconds"], 3) for r in runs],
         "load_1m": [round(r["load_1m"], 2) for r in runs],
@@ -191,8 +273,11 @@ def log_of(case: Path) -> Path:
     )
 
 
-def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> tuple[dict, Path]:
-    """Toolkit ingest vs DuckDB's bare read of one log; returns the figures and the case db."""
+def bench_ingest(
+    case: Path, fmt: str, size: int, repeats: int, work: Path, baselines: bool = True
+) -> tuple[dict, Path]:
+    """Toolkit ingest vs DuckDB's bare read of one log (without `baselines`, the toolkit
+    alone); returns the figures and the case db."""
     log = log_of(case)
     db, raw_db = work / f"{fmt}-{size}.duckdb", work / f"{fmt}-{size}-raw.duckdb"
     tk, raw = [], []
@@ -200,12 +285,12 @@ def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> t
         print(f"  {fmt} {size:,} repeat {i + 1}: ingest", flush=True)
         mapping = str(case / "gateway.mapping.toml")
         tk.append(run_step("toolkit_ingest", log=str(log), db=str(db), mapping=mapping))
-        raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
+        if baselines:
+            raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
     raw_db.unlink(missing_ok=True)
     out = {
         "file_bytes": log.stat().st_size,
         "toolkit": summarize(tk),
-        "duckdb_bare_read": summarize(raw),
         "totals": {
             k: v
             for k, v in tk[-1].items()
@@ -213,7 +298,9 @@ def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> t
         },
     }
     out["toolkit"]["rows_per_s"] = out["totals"]["rows_read"] / out["toolkit"]["median_s"]
-    out["duckdb_bare_read"]["rows"] = raw[-1]["rows"]
+    if not baselines:
+        return out, db
+    out["duckdb_bare_read"] = {**summarize(raw), "rows": raw[-1]["rows"]}
     out["ratio_toolkit_vs_bare_read"] = (
         out["toolkit"]["median_s"] / out["duckdb_bare_read"]["median_s"]
     )
@@ -221,9 +308,28 @@ def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> t
 
 
 def bench_analyze(
-    case: Path, db: Path, size: int, repeats: int, work: Path, memory_limit: str
+    case: Path,
+    db: Path,
+    size: int,
+    repeats: int,
+    work: Path,
+    memory_limit: str,
+    baselines: bool = True,
 ) -> dict:
-    """Toolkit analyze vs the DuckDB SQL and Polars equal-work baselines, then the check."""
+    """Toolkit analyze vs the DuckDB SQL and Polars equal-work baselines, then the check
+    (without `baselines`, the toolkit alone: its figures are checked against truth.json)."""
+    if not baselines:
+        incident, out = str(case / "incident.toml"), work / f"out-{size}"
+        tk = []
+        for i in range(repeats):
+            print(f"  analyze {size:,} repeat {i + 1}", flush=True)
+            tk.append(run_step("toolkit_analyze", case=incident, db=str(db), out=str(out)))
+        figures = {
+            k: v
+            for k, v in tk[-1].items()
+            if not k.endswith("_s") and k not in ("seconds", "peak_rss_mb", "load_1m")
+        }
+        return {"toolkit": summarize(tk), "identical": None, "figures": {"toolkit": figures}}
     requests = work / f"requests-{size}.parquet"
     export = run_step("export", db=str(db), parquet=str(requests))
     incident = str(case / "incident.toml")
@@ -283,11 +389,55 @@ def bench_analyze(
     return an
 
 
+def bench_report(case: Path, db: Path, size: int, repeats: int, work: Path) -> dict:
+    """`forensics report` on the analysed case (analyze wrote work/out-SIZE): time, peak RSS
+    and the sizes of what it wrote."""
+    out, runs = work / f"out-{size}", []
+    for i in range(repeats):
+        print(f"  report {size:,} repeat {i + 1}", flush=True)
+        runs.append(
+            run_step("toolkit_report", case=str(case / "incident.toml"), db=str(db), out=str(out))
+        )
+    return {
+        "toolkit": summarize(runs),
+        "bytes": runs[-1]["bytes"],
+        "shown": runs[-1]["shown"],
+    }
+
+
+def bench_run(case: Path, size: int, repeats: int, work: Path) -> dict:
+    """`forensics run` on the case: total and per-stage times, the report's share of it."""
+    runs = []
+    for i in range(repeats):
+        print(f"  run {size:,} repeat {i + 1}", flush=True)
+        runs.append(
+            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / f"run-{size}"))
+        )
+    stages = {
+        name: statistics.median(r["stages_s"].get(name, 0.0) for r in runs)
+        for name in ("ingest", "analyze", "notify", "report")
+    }
+    total = statistics.median(r["seconds"] for r in runs)
+    return {
+        "toolkit": summarize(runs),
+        "stages_s": stages,
+        "report_share": stages["report"] / total,
+        "exposure_count": runs[-1]["exposure_count"],
+    }
+
+
 def check(row: dict, truth: dict) -> dict:
     """Exposure figures and band counts of every contender equal truth.json; the toolkit's
-    ingest totals equal it; the three analyses are the same sets (compare)."""
+    ingest totals equal it; the three analyses are the same sets (compare); report.html
+    shows the true exposure figures, and `run` found the true exposure count."""
     an = row["analyze"]
-    checks = {"analyses_identical": an["identical"]}
+    checks = {} if an["identical"] is None else {"analyses_identical": an["identical"]}
+    if "report" in row:
+        checks["report_shows_truth"] = row["report"]["shown"] == {
+            k: truth[k] for k in ("exposure_count", "affected_accounts")
+        }
+    if "run" in row:
+        checks["run_equals_truth"] = row["run"]["exposure_count"] == truth["exposure_count"]
     for name, f in an["figures"].items():
         bands = {b: n for b, n in f["bands"].items() if n}
         checks[f"{name}_equals_truth"] = (
@@ -308,7 +458,7 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     pq_db = None
     for fmt in args.formats:
         case, truth = ensure_case(data, size, fmt, args.seed)
-        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work)
+        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work, args.baselines)
         row["ingest"][fmt]["truth"] = truth["ingest"]
         if fmt == "parquet":
             pq_db = db
@@ -325,14 +475,19 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
             mapping=str(pq_case / "gateway.mapping.toml"),
         )
     row["truth"] = {k: truth[k] for k in ("exposure_count", "affected_accounts", "bands")}
-    row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args.baseline_memory_limit)
+    row["analyze"] = bench_analyze(
+        pq_case, pq_db, size, repeats, work, args.baseline_memory_limit, args.baselines
+    )
+    row["report"] = bench_report(pq_case, pq_db, size, repeats, work)
     for p in (pq_db, Path(str(pq_db) + ".wal")):
         p.unlink(missing_ok=True)
     shutil.rmtree(work / f"out-{size}", ignore_errors=True)
+    if size in args.run_sizes:
+        row["run"] = bench_run(pq_case, size, repeats, work)
     row["correctness"] = check(row, truth)
     loads = [
         x
-        for part in [*row["ingest"].values(), row["analyze"]]
+        for part in [*row["ingest"].values(), row["analyze"], row["report"], row.get("run", {})]
         for contender in part.values()
         if isinstance(contender, dict) and "load_1m" in contender
         for x in contender["load_1m"]
@@ -369,28 +524,26 @@ def scaling(rows: list[dict]) -> dict:
 def targets(rows: list[dict], scale: dict) -> dict:
     """Issue 14's targets (worst case over the sizes run), each with the figure behind it."""
     biggest = max(rows, key=lambda r: r["size"])
-    analyze = max(r["analyze"]["ratio_toolkit_vs_duckdb_sql"] for r in rows)
-    out: dict[str, Any] = {
-        "analyze_within_1.5x_of_duckdb_sql": {
+    out: dict[str, Any] = {}
+    compared = [r for r in rows if "ratio_toolkit_vs_duckdb_sql" in r["analyze"]]
+    if compared:  # the baselines ran
+        analyze = max(r["analyze"]["ratio_toolkit_vs_duckdb_sql"] for r in compared)
+        out["analyze_within_1.5x_of_duckdb_sql"] = {
             "worst_ratio": analyze,
             "per_size": {
-                str(r["size"]): round(r["analyze"]["ratio_toolkit_vs_duckdb_sql"], 2) for r in rows
+                str(r["size"]): round(r["analyze"]["ratio_toolkit_vs_duckdb_sql"], 2)
+                for r in compared
             },
             "met": analyze <= TARGETS["analyze_vs_duckdb_sql"],
         }
-    }
-    if any("parquet" in r["ingest"] for r in rows):
-        ingest = max(
-            r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"]
-            for r in rows
-            if "parquet" in r["ingest"]
-        )
+    read = [r for r in rows if "ratio_toolkit_vs_bare_read" in r["ingest"].get("parquet", {})]
+    if read:
+        ingest = max(r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"] for r in read)
         out["parquet_ingest_within_2x_of_bare_read"] = {
             "worst_ratio": ingest,
             "per_size": {
                 str(r["size"]): round(r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"], 2)
-                for r in rows
-                if "parquet" in r["ingest"]
+                for r in read
             },
             "met": ingest <= TARGETS["parquet_ingest_vs_bare_read"],
         }
@@ -399,12 +552,33 @@ def targets(rows: list[dict], scale: dict) -> dict:
             f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in biggest["ingest"].items()
         },
         "analyze": biggest["analyze"]["toolkit"]["peak_rss_mb"],
+        "report": biggest["report"]["toolkit"]["peak_rss_mb"],
     }
     out[f"peak_rss_under_2gb_at_{biggest['size']}"] = {
         "peak_rss_mb": max(rss.values()),
         "per_step_mb": {k: round(v) for k, v in rss.items()},
         "met": max(rss.values()) < TARGETS["peak_rss_mb"],
     }
+    report = biggest["report"]
+    html_mb = report["bytes"]["report.html"] / MB
+    svg_mb = report["bytes"]["timeline.svg"] / MB
+    out[f"report_under_2gb_30s_5mb_html_2mb_svg_at_{biggest['size']}"] = {
+        "peak_rss_mb": report["toolkit"]["peak_rss_mb"],
+        "seconds": report["toolkit"]["median_s"],
+        "report_html_mb": html_mb,
+        "timeline_svg_mb": svg_mb,
+        "met": report["toolkit"]["peak_rss_mb"] < TARGETS["peak_rss_mb"]
+        and report["toolkit"]["median_s"] < TARGETS["report_seconds"]
+        and html_mb < TARGETS["report_html_mb"]
+        and svg_mb < TARGETS["timeline_svg_mb"],
+    }
+    shares = {str(r["size"]): round(r["run"]["report_share"], 3) for r in rows if "run" in r}
+    if shares:
+        out["report_under_a_quarter_of_run"] = {
+            "worst_share": max(shares.values()),
+            "per_size": shares,
+            "met": max(shares.values()) < TARGETS["report_share_of_run"],
+        }
     if scale:
         out["growth_within_nlogn"] = {"met": scale["within_nlogn"]}
     return out
@@ -473,10 +647,23 @@ def table(doc: dict) -> str:
         i = r["ingest"].get(fmt)
         if i is None:
             return ["-", "-", "-"]
+        if "duckdb_bare_read" not in i:  # --no-baselines
+            return [f"{i['toolkit']['median_s']:.1f}", "-", "-"]
         return [
             f"{i['toolkit']['median_s']:.1f}",
             f"{i['duckdb_bare_read']['median_s']:.1f}",
             f"{i['ratio_toolkit_vs_bare_read']:.1f}x",
+        ]
+
+    def analyze_cells(a: dict) -> list[str]:
+        if "duckdb_sql" not in a:  # --no-baselines
+            return [f"{a['toolkit']['median_s']:.2f}", "-", "-", "-", "-"]
+        return [
+            f"{a['toolkit']['median_s']:.2f}",
+            f"{a['duckdb_sql']['median_s']:.2f}",
+            f"{a['ratio_toolkit_vs_duckdb_sql']:.2f}x",
+            f"{a['polars']['median_s']:.2f}",
+            f"{a['ratio_toolkit_vs_polars']:.2f}x",
         ]
 
     for r in doc["results"]:
@@ -489,14 +676,43 @@ def table(doc: dict) -> str:
             f"{r['size']:,}",
             *ingest_cells(r, "parquet"),
             *ingest_cells(r, "jsonl"),
-            f"{a['toolkit']['median_s']:.2f}",
-            f"{a['duckdb_sql']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_duckdb_sql']:.2f}x",
-            f"{a['polars']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_polars']:.2f}x",
+            *analyze_cells(a),
             f"{rss[0]} / {rss[1]} / {a['toolkit']['peak_rss_mb']:.0f}",
-            "yes" if r["correctness"]["ok"] else "NO",
+            ("yes" if r["correctness"]["ok"] else "NO")
+            if a["identical"] is not None
+            else "figures = truth"
+            if r["correctness"]["ok"]
+            else "NO",
             f"{r['load_1m']['min']:.1f}-{r['load_1m']['max']:.1f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [
+        "",
+        "| requests | report s | report wall s | report CPU s | report peak RSS MB "
+        "| report.html MB | timeline.svg MB | timeline.png MB | run s "
+        "| ingest / analyze / notify / report s in run | report share of run |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in doc["results"]:
+        rep, run = r["report"], r.get("run")
+        cells = [
+            f"{r['size']:,}",
+            f"{rep['toolkit']['median_s']:.2f}",
+            f"{rep['toolkit']['median_wall_s']:.2f}",
+            f"{rep['toolkit']['median_cpu_s']:.2f}",
+            f"{rep['toolkit']['peak_rss_mb']:.0f}",
+            *(
+                f"{rep['bytes'][n] / MB:.2f}"
+                for n in ("report.html", "timeline.svg", "timeline.png")
+            ),
+            f"{run['toolkit']['median_s']:.1f}" if run else "-",
+            " / ".join(
+                f"{run['stages_s'][k]:.1f}" for k in ("ingest", "analyze", "notify", "report")
+            )
+            if run
+            else "-",
+            f"{run['report_share']:.0%}" if run else "-",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -530,6 +746,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--repeats", default="3", help="runs per step: one number, or one per size (3,3,1)"
     )
     ap.add_argument("--cli-repeats", type=int, default=5, help="runs of `forensics --help`")
+    ap.add_argument(
+        "--run-sizes",
+        default="5e6",
+        help="sizes (of --sizes) at which `forensics run` is timed too, comma-separated",
+    )
+    ap.add_argument(
+        "--no-baselines",
+        dest="baselines",
+        action="store_false",
+        help="time the toolkit alone (no bare reads, no equal-work analyses; figures are "
+        "checked against truth.json): for sizes where the baselines would not fit",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
@@ -543,6 +771,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     args.sizes = [int(float(s)) for s in str(args.sizes).split(",") if s]
     args.formats = [f.strip() for f in str(args.formats).split(",") if f.strip()]
+    args.run_sizes = {int(float(s)) for s in str(args.run_sizes).split(",") if s}
     reps = [int(r) for r in str(args.repeats).split(",") if r]
     if len(reps) == 1:
         reps = reps * len(args.sizes)
@@ -573,6 +802,8 @@ def main(argv: list[str] | None = None) -> int:
             "repeats": {str(k): v for k, v in args.repeats_by_size.items()},
             "seed": args.seed,
             "memory_limit": DEFAULT_MEMORY_LIMIT,
+            "baselines": args.baselines,
+            "run_sizes": sorted(args.run_sizes & set(args.sizes)),
             "targets": TARGETS,
         },
         "results": [],

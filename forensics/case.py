@@ -36,13 +36,24 @@ class Source:
 
 @dataclass(frozen=True)
 class Capacity:
-    """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end)."""
+    """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end).
+
+    `reject_from` (optional) is the engine's admission limit: the smallest prompt it refuses
+    (SGLang: min(context_len - 1, tokens - 1) - 5, e.g. 681,274 on a 681,280-token pool).
+    A prompt is over the capacity from `over_from` on: reject_from, else tokens + 1.
+    """
 
     role: str
     nodes: str
     tokens: int
     start: datetime
     end: datetime | None = None
+    reject_from: int | None = None
+
+    @property
+    def over_from(self) -> int:
+        """The smallest prompt over this capacity: reject_from, else tokens + 1."""
+        return self.reject_from if self.reject_from is not None else self.tokens + 1
 
     def matches(self, node: str | None, at: datetime) -> bool:
         node_ok = fnmatch.fnmatchcase(node, self.nodes) if node is not None else self.nodes == "*"
@@ -60,8 +71,30 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class Event:
+    """One `[[event]]` of the timeline; `awareness` marks the one at which the operator
+    became aware of the breach (GDPR Art. 33(1): the 72 hours run from it)."""
+
     at: datetime
     label: str
+    awareness: bool = False
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """`[notify]`: how the notices and the regulator summary are written (docs/notices.md).
+
+    `jurisdiction` names a column of the accounts file; the templates replace the bundled
+    ones; the texts are the responder's own Markdown, shown as written. None changes a
+    figure of the analysis.
+    """
+
+    jurisdiction: str | None = None
+    recipient_template: Path | None = None
+    data_owner_template: Path | None = None
+    description: str | None = None
+    consequences: str | None = None
+    measures: str | None = None
+    contact: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +106,17 @@ class Baseline:
 class Attribution:
     policy: str = "pool-walkback"
     lookback: timedelta = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """`[uncertainty]`: how far the evidence may be off (docs: "Evidence and uncertainty").
+
+    `clock_skew`: how far gateway times may be off the engine's and the capacity timeline's;
+    `prompt_tokens_tolerance`: how far the gateway's token count may be off the engine's."""
+
+    clock_skew: timedelta = timedelta(0)
+    prompt_tokens_tolerance: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,11 +135,18 @@ class Case:
     attribution: Attribution = field(default_factory=Attribution)
     accounts_path: Path | None = None
     events: tuple[Event, ...] = ()
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    uncertainty: Uncertainty = field(default_factory=Uncertainty)
     capacity_files: tuple[Path, ...] = ()  # capacity_from: files whose entries `capacity` holds
 
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    @property
+    def awareness(self) -> Event | None:
+        """The `[[event]]` marked `awareness = true` (at most one), or None."""
+        return next((e for e in self.events if e.awareness), None)
 
     def excluded_accounts(self) -> dict[str, str]:
         """account_id -> reason, over every `[[exclude]]` entry."""
@@ -125,6 +176,8 @@ _TOP = {
     "attribution": dict,
     "accounts": dict,
     "event": list,
+    "notify": dict,
+    "uncertainty": dict,
     "capacity_from": list,
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
@@ -134,6 +187,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "role": str,
         "nodes": str,
         "tokens": int,
+        "reject_from": int,
         "start": (str, datetime),
         "end": (str, datetime),
     },
@@ -141,7 +195,17 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "baseline": {"min_prompt_tokens": int},
     "attribution": {"policy": str, "lookback": str},
     "accounts": {"path": str},
-    "event": {"at": (str, datetime), "label": str},
+    "event": {"at": (str, datetime), "label": str, "awareness": bool},
+    "notify": {
+        "jurisdiction": str,
+        "recipient_template": str,
+        "data_owner_template": str,
+        "description": str,
+        "consequences": str,
+        "measures": str,
+        "contact": str,
+    },
+    "uncertainty": {"clock_skew": str, "prompt_tokens_tolerance": int},
 }
 _REQUIRED_TOP = ("name", "models", "context_window", "window")
 _REQUIRED = {
@@ -161,6 +225,7 @@ _BIGINT = 2**63
 TIME_MIN = datetime(1970, 1, 1, tzinfo=UTC)
 TIME_END = datetime(3000, 1, 1, tzinfo=UTC)
 MAX_LOOKBACK = timedelta(days=36500)
+MAX_CLOCK_SKEW = timedelta(days=1)  # beyond a day it is a wrong time zone, not a skew
 
 
 class _Locator:
@@ -235,7 +300,7 @@ class _Parser:
                     fix=f"allowed keys in [{section}]: {', '.join(allowed)}",
                 )
             want = allowed[key]
-            if not isinstance(value, want) or isinstance(value, bool):
+            if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
                 raise self.fail(
                     f"expected {_type_name(want)}, got {_type_name(type(value))}",
                     section,
@@ -331,6 +396,8 @@ class _Parser:
             attribution=self.attribution(doc.get("attribution")),
             accounts_path=self.accounts(doc.get("accounts")),
             events=tuple(self.events(doc.get("event", []))),
+            notify=self.notify(doc.get("notify")),
+            uncertainty=self.uncertainty(doc.get("uncertainty")),
         )
 
     def tables(self, items: list[Any], section: str) -> list[dict[str, Any]]:
@@ -389,21 +456,34 @@ class _Parser:
                 raise self.fail(f"role must be one of {ROLES}", "capacity", i, "role")
             if t["tokens"] <= 0:
                 raise self.fail("must be a positive token count", "capacity", i, "tokens")
+            reject_from = t.get("reject_from")
+            if reject_from is not None and not 0 < reject_from <= t["tokens"] + 1:
+                raise self.fail(
+                    f"must be in 1 .. tokens + 1 ({t['tokens'] + 1}): the smallest prompt the "
+                    "engine refuses, never above the pool",
+                    "capacity",
+                    i,
+                    "reject_from",
+                    fix=f"write the engine's admission limit ({command('capacity')} derives it "
+                    "from the engine logs), or leave it out (over capacity then means "
+                    "prompt > tokens)",
+                )
             start = self.time(t["start"], "capacity", i, "start")
             end = self.time(t["end"], "capacity", i, "end") if "end" in t else None
             if end is not None and end <= start:
                 raise self.fail("end must be after start", "capacity", i, "end")
-            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end)
+            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end, reject_from)
             for other, label in out:
                 if (
                     other.role == cap.role
                     and other.nodes == cap.nodes
                     and _overlaps(other, cap)
-                    and other.tokens != cap.tokens
+                    and (other.tokens, other.reject_from) != (cap.tokens, cap.reject_from)
                 ):
                     raise self.fail(
                         f"contradicts {label}: same role and nodes, overlapping "
-                        f"time, different tokens ({other.tokens} vs {cap.tokens})",
+                        f"time, different tokens or reject_from ({_limit(other)} vs "
+                        f"{_limit(cap)})",
                         "capacity",
                         i,
                         fix="make the spans [start, end) of one node glob not overlap",
@@ -538,6 +618,36 @@ class _Parser:
             lookback = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
         return Attribution(policy, lookback)
 
+    def uncertainty(self, t: dict[str, Any] | None) -> Uncertainty:
+        if t is None:
+            return Uncertainty()
+        t = self.check_keys(t, "uncertainty")
+        skew = Uncertainty.clock_skew
+        if "clock_skew" in t:
+            m = _DURATION.match(t["clock_skew"])
+            if not m:
+                raise self.fail(
+                    f"unparsable duration {t['clock_skew']!r}",
+                    "uncertainty",
+                    None,
+                    "clock_skew",
+                    fix='write e.g. "2m", "90s", "500ms" (or "0s" for none)',
+                )
+            if int(m.group(1)) * _UNIT_MS[m.group(2)] > MAX_CLOCK_SKEW // timedelta(milliseconds=1):
+                raise self.fail(
+                    f"duration {t['clock_skew']!r} is longer than {MAX_CLOCK_SKEW.days} day",
+                    "uncertainty",
+                    None,
+                    "clock_skew",
+                    fix='give how far the gateway\'s clock may be off, e.g. "2m"; times off by '
+                    "hours are a time zone to fix in the mapping's [timestamp]",
+                )
+            skew = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+        tolerance = t.get("prompt_tokens_tolerance", 0)
+        if tolerance < 0:
+            raise self.fail("must be >= 0", "uncertainty", None, "prompt_tokens_tolerance")
+        return Uncertainty(skew, tolerance)
+
     def accounts(self, t: dict[str, Any] | None) -> Path | None:
         if t is None:
             return None
@@ -545,10 +655,66 @@ class _Parser:
         return self.resolve(t["path"])
 
     def events(self, items: list[Any]) -> list[Event]:
-        return [
-            Event(self.time(t["at"], "event", i, "at"), t["label"])
-            for i, t in enumerate(self.tables(items, "event"))
-        ]
+        out: list[Event] = []
+        aware: int | None = None
+        for i, t in enumerate(self.tables(items, "event")):
+            if t.get("awareness", False):
+                if aware is not None:
+                    raise self.fail(
+                        f"event[{aware + 1}] is already marked awareness = true",
+                        "event",
+                        i,
+                        "awareness",
+                        fix="mark only the event at which the operator became aware of the breach",
+                    )
+                aware = i
+            out.append(
+                Event(self.time(t["at"], "event", i, "at"), t["label"], t.get("awareness", False))
+            )
+        return out
+
+    def notify(self, t: dict[str, Any] | None) -> NotifySettings:
+        if t is None:
+            return NotifySettings()
+        t = self.check_keys(t, "notify")
+        for key, value in t.items():
+            if not value.strip():
+                raise self.fail(
+                    "must not be empty",
+                    "notify",
+                    None,
+                    key,
+                    fix="give the value, or leave the key out",
+                )
+
+        def path(key: str) -> Path | None:
+            return self.resolve(t[key]) if key in t else None
+
+        return NotifySettings(
+            jurisdiction=t.get("jurisdiction"),
+            recipient_template=path("recipient_template"),
+            data_owner_template=path("data_owner_template"),
+            description=t.get("description"),
+            consequences=t.get("consequences"),
+            measures=t.get("measures"),
+            contact=t.get("contact"),
+        )
+
+
+def key_location(path: Path, section: str, key: str, index: int | None = None) -> str:
+    """`PATH:LINE` of a key of a case file already loaded (for a message of a later step about
+    a value it gave, e.g. a `[notify]` column the accounts file lacks); `PATH` alone when the
+    key is not found. The line is found again in the file: `Case` keeps no layout."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return str(path)
+    line = _Locator(text).line(section, index, key)
+    return f"{path}:{line}" if line else str(path)
+
+
+def _limit(c: Capacity) -> str:
+    return str(c.tokens) + (f" reject_from {c.reject_from}" if c.reject_from is not None else "")
 
 
 def _overlaps(a: Capacity, b: Capacity) -> bool:

@@ -28,7 +28,7 @@ from rich.text import Text
 from .errors import EXIT_CODES, ForensicsError, ResourceError, render_terms, system_error
 
 if TYPE_CHECKING:
-    from .ingest import IngestReport
+    from .ingest import IngestReport, InputStats
     from .pipeline import AnalysisResult, CapacityResult
     from .progress import Progress
     from .synth.sample import SampleResult
@@ -224,6 +224,14 @@ TempOpt = Annotated[
     Path | None,
     typer.Option("--temp-dir", metavar="DIR", help="Where DuckDB spills when over the limit."),
 ]
+AllowEmptyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty",
+        help="Accept a deliberate zero: an input none of whose records loads, or no request "
+        "of the case's models in the window (refused otherwise, exit 2).",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Show no progress (warnings and errors are still printed)."),
@@ -348,9 +356,26 @@ def _delayed_bar_class() -> type:
     return DelayedBar
 
 
-def _warn(warnings: list[str]) -> None:
+def _warn(warnings: list[str], shown: list[str] | None = None) -> None:
+    """Warnings on stderr, but those the headline already shows (`shown`)."""
     for warning in warnings:
-        err.print(f"warning: {_say(warning)}", markup=False)
+        if warning not in (shown or []):
+            err.print(f"warning: {_say(warning)}", markup=False)
+
+
+def _reasons_text(inputs: list[InputStats]) -> str:
+    """Each input's top quarantine reasons with counts, one line per input (none when no
+    input quarantined a record)."""
+    lines = [
+        f"quarantined in {s.path}: "
+        + "; ".join(f"{reason} {n:,}" for reason, n in s.reasons)
+        + (f" (of {s.quarantined:,})" if s.quarantined > sum(n for _, n in s.reasons) else "")
+        for s in inputs
+        if s.reasons
+    ]
+    from .formats import printable  # lazy: formats imports Polars (start-up time)
+
+    return "\n".join(printable(line, one_line=True) for line in lines)
 
 
 def _print_ingest(report: IngestReport) -> None:
@@ -426,28 +451,37 @@ def _ingest_table(report: IngestReport) -> Table:
 
 
 def _capacity_text(result: CapacityResult) -> str:
-    """A plain-text table of the spans, then the findings (deterministic)."""
-    head = ("role", "node", "tokens", "context_len", "start", "end")
+    """A plain-text table of the spans, their notes, then the findings (deterministic)."""
+    head = ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
     rows = [
         (
             e["role"],
             e["node"],
             str(e["tokens"]),
+            "" if e["reject_from"] is None else str(e["reject_from"]),
             "" if e["context_len"] is None else str(e["context_len"]),
             e["start"],
             e["end"] or "(open)",
         )
         for e in result.entries
     ]
-    lines = [_plain_table(head, rows), ""]
+    lines = [_plain_table(head, rows)]
+    lines += [
+        f"  note: {e['role']} {e['node']} from {e['start']}: {e['note']}"
+        for e in result.entries
+        if e.get("note")
+    ]
+    lines.append("")
     if result.preflight:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
         for f in result.preflight:
             band = f["danger_band"]
             lines.append(
                 f"  {f['role']} {f['node']} from {f['start']}: pool {f['tokens']} < window "
-                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens "
-                "pass validation but do not fit the pool"
+                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens pass "
+                "the tokenizer but the scheduler refuses them (SGLang up to 0.5.18 in "
+                "disaggregated mode serves them from a one-token placeholder)"
+                + ("; the engine warned at startup" if f.get("engine_warned") else "")
             )
     else:
         lines.append("pre-flight: every pool holds the context window")
@@ -505,6 +539,7 @@ def ingest(
             "records and quarantine rows are replaced.",
         ),
     ] = False,
+    allow_empty: AllowEmptyOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Load request logs into the case database, accounting for every record.
@@ -531,8 +566,12 @@ def ingest(
         temp_dir=temp_dir,
         progress=_progress(quiet),
         force=force,
+        allow_empty=allow_empty,
     )
     _print_ingest(report)
+    reasons = _reasons_text(report.inputs)
+    if reasons:
+        out.print(reasons, markup=False)
     _warn(report.warnings)
 
 
@@ -546,6 +585,7 @@ def analyze(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    allow_empty: AllowEmptyOpt = False,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -568,6 +608,7 @@ def analyze(
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
+        allow_empty=allow_empty,
         progress=_progress(quiet),
     )
     _print_result(result, as_json)
@@ -611,7 +652,7 @@ def notify(
     spark_master: SparkMasterOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write the notification lists under OUT/notify/.
+    """Write the notification lists, notices and regulator summary under OUT/notify/.
 
     Example:
 
@@ -641,6 +682,7 @@ def run(
     spark_master: SparkMasterOpt = None,
     memory_limit: MemOpt = None,
     temp_dir: TempOpt = None,
+    allow_empty: AllowEmptyOpt = False,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -660,9 +702,10 @@ def run(
         spark_master=spark_master,
         memory_limit=memory_limit,
         temp_dir=temp_dir,
+        allow_empty=allow_empty,
         progress=_progress(quiet),
     )
-    _print_result(result, as_json)
+    _print_result(result, as_json, reasons=True)
 
 
 @app.command(cls=_Command, epilog=_exits())
@@ -682,7 +725,7 @@ def demo(
     from . import pipeline
 
     result = pipeline.demo(out_dir, progress=_progress(quiet))
-    _print_result(result, as_json, warnings=False)
+    _print_result(result, as_json, warnings=False, reasons=True)
 
 
 @app.command(cls=_Command, epilog=_exits())
@@ -731,7 +774,8 @@ def capacity(
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Derive the KV pool capacity timeline per node from SGLang server logs.
+    """Derive the KV pool capacity timeline per node, with each server start's admission
+    limit (reject_from: the smallest prompt the engine refuses), from SGLang server logs.
 
     Example:
 
@@ -751,18 +795,26 @@ def capacity(
     out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup
 
 
-def _print_result(result: AnalysisResult, as_json: bool, warnings: bool = True) -> None:
-    """An analysis on stdout: the headline, or with --json its figures as one JSON object;
-    then its warnings on stderr."""
+def _print_result(
+    result: AnalysisResult, as_json: bool, warnings: bool = True, reasons: bool = False
+) -> None:
+    """An analysis on stdout: the headline (and, with `reasons`, each input's top quarantine
+    reasons), or with --json its figures as one JSON object (the reasons then on stderr);
+    then its warnings on stderr, but those the headline shows."""
     from .render.headline import headline, headline_figures
 
+    why = _reasons_text(result.inputs) if reasons else ""
     if as_json:
         figures = headline_figures(result.summary, result.out)
         out.out(json.dumps(figures, sort_keys=True, indent=2, ensure_ascii=False), highlight=False)
+        if why:
+            err.print(why, markup=False)
     else:
         out.print(headline(result.summary, result.out), markup=False)
+        if why:
+            out.print(why, markup=False)
     if warnings:
-        _warn(result.warnings)
+        _warn(result.warnings, None if as_json else result.summary.get("warnings"))
 
 
 def _value(choice: Enum | None) -> str | None:

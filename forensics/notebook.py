@@ -40,7 +40,7 @@ import altair as alt
 import polars as pl
 
 from . import pipeline, scratch
-from .analysis import integrity
+from .analysis import integrity, uncertainty
 from .case import Case, load_case
 from .engines import DuckDBEngine, queries
 from .errors import ForensicsError, InputError
@@ -55,6 +55,7 @@ ANALYSIS_TABLES = (
     "classification_accounts",
     "classification_tests",
     "classification_profile",
+    "exposure_range_requests",
 )
 
 
@@ -64,10 +65,14 @@ def open_case(
     *,
     exclusions: bool = True,
     memory_limit: str | None = None,
+    allow_empty: bool = False,
 ) -> Investigation:
     """Open the case file `case_path` on database `db` (see the module doc for `db=None`),
-    ingesting and analysing only what the database does not hold yet."""
-    return Investigation(case_path, db, exclusions=exclusions, memory_limit=memory_limit)
+    ingesting and analysing only what the database does not hold yet. `allow_empty` accepts
+    a deliberate zero (a log none of whose records loads, no request in scope)."""
+    return Investigation(
+        case_path, db, exclusions=exclusions, memory_limit=memory_limit, allow_empty=allow_empty
+    )
 
 
 @dataclass
@@ -130,9 +135,11 @@ class Investigation:
         *,
         exclusions: bool = True,
         memory_limit: str | None = None,
+        allow_empty: bool = False,
     ):
         self.case: Case = load_case(case_path)
         self.exclusions = exclusions
+        self.allow_empty = allow_empty
         self.warnings: list[str] = []
         self._summary: dict[str, Any] | None = None
         self._tmp: Path | None = None
@@ -146,6 +153,8 @@ class Investigation:
         try:
             if not self.engine.table_exists("requests"):
                 self._ingest()
+            else:
+                pipeline.require_sources(self.engine, self.case, self.db)
             stale = self._stale_reason()
             if stale is not None:
                 if stale != _NO_ANALYSIS:
@@ -175,7 +184,9 @@ class Investigation:
         """(Re)run the analysis (bands, data owners, classification) on the database; returns
         the summary. Needed after the case file or the database changed under this object."""
         self._summary = None
-        summary, warnings = pipeline.analyze_case(self.engine, self.case, self.exclusions)
+        summary, warnings = pipeline.analyze_case(
+            self.engine, self.case, self.exclusions, self.allow_empty
+        )
         self._summary = summary
         self.warnings.extend(w for w in warnings if w not in self.warnings)
         return self.summary()
@@ -191,6 +202,32 @@ class Investigation:
     def headline(self) -> str:
         """The figures a responder reads first, as `forensics demo` / `run` print them."""
         return headline(self.summary())
+
+    def exposure_range(self, requests: bool = False) -> dict[str, Any] | pl.DataFrame:
+        """How far the exposure count could be off on the evidence given: summary.json's
+        `exposure_range` (min, likely, max, and the requests each category contributes per
+        direction). With `requests`, the requests behind it (the `exposure_range_requests`
+        table: category, direction, request_id, or source and row of a quarantined record,
+        or bootstrap_room of an engine-only signature)."""
+        if requests:
+            self.summary()  # the table is written by the analysis of this summary
+            return self.engine.read_table(uncertainty.RANGE_TABLE)
+        return dict(self.summary()["exposure_range"])
+
+    def coverage(self) -> dict[str, Any]:
+        """summary.json's `coverage`: the hours of the window, per source the records per
+        hour and the gaps, the share of in-scope requests without each field, and the hours
+        each engine node's log covers."""
+        return dict(self.summary()["coverage"])
+
+    def assumptions(self) -> list[dict[str, Any]]:
+        """summary.json's `assumptions`: each field a source leaves unmapped that the analysis
+        fills with a default (the default, what it does, the sources, the requests in scope)."""
+        return list(self.summary()["assumptions"])
+
+    def coverage_chart(self) -> alt.TopLevelMixin:
+        """The report's coverage chart: per source and engine node, records per hour and gaps."""
+        return _shown(figures.coverage(self.summary(), self.case))
 
     def bands(self, band: str | None = None) -> pl.DataFrame:
         """Without `band`: requests per band (band, requests, meaning), every band listed.
@@ -319,8 +356,13 @@ class Investigation:
             else "exclusions off"
         )
         flagged = ", ".join(s.get("flagged_accounts") or []) or "none"
+        rng = s.get("exposure_range") or {}
         headline = [
-            ("Exposed responses", f"{s['exposure_count']:,}"),
+            (
+                "Exposed responses",
+                f"{s['exposure_count']:,}"
+                + (f" (range {rng['min']:,}-{rng['max']:,})" if rng else ""),
+            ),
             ("Affected accounts", f"{s['affected_accounts']:,}"),
             ("Excluded (by reason)", excluded_text or "none"),
             ("Data owners", _owners_summary(s.get("data_owners"))),
@@ -364,7 +406,8 @@ class Investigation:
                 where=str(self.case.path),
                 fix="add [[source]] entries, or pass db= a database that forensics ingest loaded",
             )
-        self.warnings.extend(pipeline.ingest_sources(self.engine, self.case))
+        loaded = pipeline.ingest_sources(self.engine, self.case, allow_empty=self.allow_empty)
+        self.warnings.extend(loaded.warnings)
 
     def _stale_reason(self) -> str | None:
         """Why the stored analysis cannot be reused (None when it can): a table is missing,

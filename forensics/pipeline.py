@@ -17,12 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from . import engines, ingest, scratch
+from .analysis import (
+    assumptions,
+    classify,
+    coverage,
+    evidence,
+    exposure,
+    integrity,
+    owners,
+    scope,
+    uncertainty,
+)
 from .analysis import capacity as capacity_timeline
-from .analysis import classify, evidence, exposure, integrity, owners
 from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
-from .errors import AnalysisError, ForensicsError, InputError, command, option
+from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
@@ -44,6 +54,7 @@ class AnalysisResult:
     paths: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     out: Path | None = None
+    inputs: list[InputStats] = field(default_factory=list)  # what `run` ingested
 
 
 @dataclass
@@ -71,11 +82,14 @@ def ingest_sources(
     *,
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
-) -> list[str]:
-    """Ingest every `[[source]]` of the case into the open database; returns the warnings."""
-    warnings: list[str] = []
+    allow_empty: bool = False,
+) -> ingest.IngestReport:
+    """Ingest every `[[source]]` of the case into the open database; returns what each input
+    loaded (with its top quarantine reasons) and the warnings. A request log that loads no
+    record is refused unless `allow_empty`."""
+    report_ = ingest.IngestReport()
     for source in case.sources:
-        report_ = ingest.ingest_into(
+        one = ingest.ingest_into(
             eng,
             [source.path],
             mapping=source.mapping,
@@ -84,9 +98,11 @@ def ingest_sources(
             role=source.role,
             temp_dir=temp_dir,
             progress=progress,
+            allow_empty=allow_empty,
         )
-        warnings.extend(report_.warnings)
-    return warnings
+        report_.inputs.extend(one.inputs)
+        report_.warnings.extend(one.warnings)
+    return report_
 
 
 def summarize(
@@ -117,7 +133,34 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
-    return summary, warnings
+    with step(progress, "analyze: coverage, assumptions, exposure range"):
+        warnings.extend(evidence_of(eng, case, summary))
+    summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
+    return summary, list(summary["warnings"])
+
+
+def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str]:
+    """The evidence behind the figures, into `summary`: coverage, assumptions and the
+    exposure range (its requests in `exposure_range_requests`); returns their warnings
+    (a zero scope, case-file ids that match nothing, ...)."""
+    warnings: list[str] = []
+    cov = coverage.coverage(eng, case)
+    if not cov.in_scope:
+        warnings.append(f"{scope.empty_scope(eng, case)}: the count of zero was accepted")
+    assumed = assumptions.assumptions(cov)
+    exposure_range, range_warnings = uncertainty.exposure_range(
+        eng, case, summary["exposure_count"], assumed.status_assumed
+    )
+    warnings.extend(scope.unmatched(eng, case))
+    warnings.extend(
+        f"[[source]] {s['source']}: no record in the window" for s in cov.sources if not s["total"]
+    )
+    warnings.extend(assumed.warnings)
+    warnings.extend(range_warnings)
+    summary["exposure_range"] = exposure_range.to_summary()
+    summary["assumptions"] = assumed.entries
+    summary["coverage"] = cov.to_summary()
+    return warnings
 
 
 def summarize_stored(
@@ -130,24 +173,36 @@ def summarize_stored(
 
 
 def analyze_case(
-    eng: SQLEngine, case: Case, exclusions: bool = True, progress: Progress = SILENT
+    eng: SQLEngine,
+    case: Case,
+    exclusions: bool = True,
+    allow_empty: bool = False,
+    progress: Progress = SILENT,
 ) -> tuple[dict[str, Any], list[str]]:
     """The whole analysis on an open engine (bands, data owners, classification, engine
-    evidence), recorded with what it was computed from; returns (summary, warnings). Each
-    step is reported to `progress`."""
+    evidence, coverage, assumptions, exposure range), recorded with what it was computed
+    from; returns (summary, warnings). A scope with no request (no request of the case's
+    models in the window) is refused unless `allow_empty`. Each step is reported to
+    `progress`."""
     integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
     with step(progress, "analyze: bands"):
         exposure.compute_bands(eng, case, exclusions)
+    scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
     summary, warnings = summarize(eng, case, exclusions, progress)
     integrity.record(eng, case, exclusions, summary)
     return summary, warnings
 
 
 def analyze_engine(
-    eng: SQLEngine, case: Case, out: Path, exclusions: bool = True, progress: Progress = SILENT
+    eng: SQLEngine,
+    case: Case,
+    out: Path,
+    exclusions: bool = True,
+    allow_empty: bool = False,
+    progress: Progress = SILENT,
 ) -> AnalysisResult:
     """`analyze_case`, then summary.json and exposed_requests.csv in `out`."""
-    summary, warnings = analyze_case(eng, case, exclusions, progress)
+    summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
     with step(progress, "analyze: write summary.json, exposed_requests.csv"):
         paths = [
@@ -169,14 +224,18 @@ def analyze(
     spark_master: str | None = None,
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
+    allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv in `out`."""
+    """`forensics analyze`: summary.json and exposed_requests.csv in `out`. Refused when a
+    case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
+    the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        result = analyze_engine(eng, case, out, exclusions, progress)
+        require_sources(eng, case, db)
+        result = analyze_engine(eng, case, out, exclusions, allow_empty, progress)
         result.paths.append(integrity.write_manifest(eng, case, out, result.paths))
         return result
 
@@ -189,16 +248,25 @@ def notify(
     spark_master: str | None = None,
     progress: Progress = SILENT,
 ) -> NotifyResult:
-    """`forensics notify`: the lists under out/notify/ (needs a prior analyze of this case
-    file on the database's current inputs; refused otherwise)."""
+    """`forensics notify`: the lists, notices and README under out/notify/ (needs a prior
+    analyze of this case file on the database's current inputs; refused otherwise), and
+    regulator_summary.md from out/summary.json when that analyze wrote one there (refused
+    when it is of another analysis)."""
     case = load_case(case_path)
     out = out_folder(out)
+    summary = _summary_of(out, case.path, db) if (out / "summary.json").is_file() else None
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
-        integrity.check(eng, case, db, out=out)
+        require_sources(eng, case, db)
+        integrity.check(eng, case, db, summary=summary, out=out)
         with step(progress, "notify: notification lists"):
-            lists = notify_lists.write_lists(eng, case, out)
-        lists.paths.append(integrity.write_manifest(eng, case, out, lists.paths))
-        return lists
+            result = notify_lists.write_lists(eng, case, out, summary)
+        result.paths.append(integrity.write_manifest(eng, case, out, result.paths))
+    if summary is None:
+        result.warnings.append(
+            f"no summary.json in {out}: notify/regulator_summary.md not written (run "
+            f"{command('analyze')} {case.path} {option('db')} {db} {option('out')} {out} first)"
+        )
+    return result
 
 
 def report(
@@ -214,11 +282,41 @@ def report(
     otherwise)."""
     case = load_case(case_path)
     out = out_folder(out)
-    summary = _summary_of(out, case.path, db)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
+        require_sources(eng, case, db)
+        summary = _summary_of(out, case.path, db)
         integrity.check(eng, case, db, summary=summary, out=out)
         paths = report_page.render_report(eng, case, summary, out, progress=progress)
         return [*paths, integrity.write_manifest(eng, case, out, paths)]
+
+
+def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
+    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]`: figures on
+    part of the logs, named as if on all of them. A file counts as there when `inputs` holds
+    its path or, for a moved copy, its sha256."""
+    held = scope.input_paths(eng)
+    missing = scope.missing_source(case, held, _source_files, ingest.hash_file)
+    if missing is None:
+        return
+    names = sorted({p for p, _ in held})
+    shown = ", ".join(names[: scope.MAX_LISTED]) + (
+        f" and {len(names) - scope.MAX_LISTED} more" if len(names) > scope.MAX_LISTED else ""
+    )
+    raise InputError(
+        f"[[source]] {missing} is not in the case database's inputs (it holds "
+        + (f"{len(names)} input(s): {shown})" if names else "none)"),
+        where=str(case.path),
+        fix=f"ingest it into {db} ({command('ingest')} with its mapping), use {command('run')}, "
+        "or remove the [[source]] from the case file",
+    )
+
+
+def _source_files(path: str) -> list[Path]:
+    """The files a `[[source]]` path names on disk (none when it names nothing there)."""
+    try:
+        return ingest.resolve_inputs([path])
+    except InputError:
+        return []
 
 
 def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:
@@ -247,11 +345,13 @@ def run(
     memory_limit: str | None = None,
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
+    allow_empty: bool = False,
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
     analyze, notify and report into `out`, with manifest.json listing them. Everything is
     written into a scratch folder beside `out` and moved into `out` at the end: a failed run
-    leaves `out` as it was."""
+    leaves `out` as it was. `allow_empty` accepts an input that loads no record and a scope
+    with no request."""
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -262,16 +362,20 @@ def run(
         )
     out = out_folder(out)
     work = _work_folder(out)
+    report_page.prepare()  # its one-off set-up overlaps the ingest
     try:
         db = work / CASE_DB
         with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
-            warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
+            loaded = ingest_sources(
+                eng, case, temp_dir=temp_dir, progress=progress, allow_empty=allow_empty
+            )
             options = EngineOptions(spark_master=spark_master)
             with _analysis_engine(eng, chosen, work, options, progress) as analysis:
-                result = analyze_engine(analysis, case, work, exclusions, progress)
-                result.warnings[:0] = warnings
+                result = analyze_engine(analysis, case, work, exclusions, allow_empty, progress)
+                result.warnings[:0] = loaded.warnings
+                result.inputs = loaded.inputs
                 with step(progress, "notify: notification lists"):
-                    lists = notify_lists.write_lists(analysis, case, work)
+                    lists = notify_lists.write_lists(analysis, case, work, result.summary)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)
                 result.paths.extend(

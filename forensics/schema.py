@@ -47,15 +47,29 @@ REQUESTS_DDL = (
 INPUTS_DDL = (
     "CREATE TABLE IF NOT EXISTS inputs (path VARCHAR, sha256 VARCHAR PRIMARY KEY, bytes BIGINT, "
     "rows_read BIGINT, rows_loaded BIGINT, duplicates BIGINT, quarantined BIGINT, "
-    "format VARCHAR, note VARCHAR, mapping_sha256 VARCHAR)"
+    "format VARCHAR, note VARCHAR, mapping_sha256 VARCHAR, fields VARCHAR)"
 )
 # mapping_sha256 (forensics.integrity.mapping_digest of the mapping an input was loaded with;
 # NULL for engine logs and in databases written before it was recorded) is added to older
 # databases by the next ingest
 INPUTS_MIGRATE = "ALTER TABLE inputs ADD COLUMN IF NOT EXISTS mapping_sha256 VARCHAR"
+# fields: the canonical fields a request-log input's mapping provides, comma-separated in
+# REQUEST_FIELDS order (what the analysis must not take for granted: a field left unmapped
+# is filled with a default, listed in summary.json `assumptions`); NULL for engine logs and
+# in databases written before it was recorded (added by the next ingest)
+INPUTS_MIGRATE_FIELDS = "ALTER TABLE inputs ADD COLUMN IF NOT EXISTS fields VARCHAR"
 QUARANTINE_DDL = (
     "CREATE TABLE IF NOT EXISTS quarantine "
     "(source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"
+)
+# The values of each quarantined request-log record that could be read as mapped, typed
+# (NULL where the value is missing, unmapped or failed its own check): what the exposure
+# range needs to tell whether a quarantined record could have been an exposed response
+# (`forensics.analysis.uncertainty`). One row per quarantine row of a request log.
+QUARANTINE_VALUES_DDL = (
+    "CREATE TABLE IF NOT EXISTS quarantine_values "
+    "(source VARCHAR, row BIGINT, request_id VARCHAR, ts TIMESTAMPTZ, account_id VARCHAR, "
+    "model VARCHAR, prompt_tokens BIGINT, status INTEGER, prefill_node VARCHAR)"
 )
 
 
@@ -73,6 +87,8 @@ class InputStats:
     quarantined: int = 0
     format: str = ""
     note: str | None = None
+    # the top quarantine reasons of this load, (reason, records), most frequent first
+    reasons: tuple[tuple[str, int], ...] = ()
 
 
 INGEST_KEYS = ("rows_read", "rows_loaded", "duplicates", "quarantined")

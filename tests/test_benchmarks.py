@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import baselines  # noqa: E402
 
 CASE_SMALL = ROOT / "tests" / "fixtures" / "case_small" / "incident.toml"
-STEP_FIELDS = {"median_s", "median_wall_s", "peak_rss_mb", "runs_s", "load_1m"}
+STEP_FIELDS = {"median_s", "median_wall_s", "median_cpu_s", "peak_rss_mb", "runs_s", "load_1m"}
 
 
 def all_three(case_toml: Path, tmp_path: Path) -> dict:
@@ -191,6 +191,7 @@ def test_the_polars_glob_matches_what_duckdb_glob_matches(pattern: str) -> None:
 def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet,jsonl", "--repeats", "1"]
+    args += ["--run-sizes", "20000"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
@@ -215,10 +216,50 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
         assert set(row["analyze"][contender]) >= STEP_FIELDS
     assert row["analyze"]["ratio_toolkit_vs_duckdb_sql"] > 0
     assert row["analyze"]["ratio_toolkit_vs_polars"] > 0
+    assert set(row["report"]["toolkit"]) >= STEP_FIELDS
+    assert set(row["report"]["bytes"]) == {"report.html", "timeline.png", "timeline.svg"}
+    assert row["correctness"]["report_shows_truth"] is True
+    assert set(row["run"]["toolkit"]) >= STEP_FIELDS
+    assert set(row["run"]["stages_s"]) == {"ingest", "analyze", "notify", "report"}
+    assert 0 < row["run"]["report_share"] < 1
+    assert row["correctness"]["run_equals_truth"] is True
     assert set(doc["targets"]) == {
         "analyze_within_1.5x_of_duckdb_sql",
         "parquet_ingest_within_2x_of_bare_read",
         "peak_rss_under_2gb_at_20000",
+        "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+        "report_under_a_quarter_of_run",
     }
     assert all(isinstance(t["met"], bool) for t in doc["targets"].values())
     assert "| 20,000 |" in doc["table"]
+
+
+def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_truth(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "latest.json"
+    args = ["--sizes", "20000", "--formats", "parquet", "--repeats", "1", "--no-baselines"]
+    args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    (row,) = doc["results"]
+    assert set(row["ingest"]["parquet"]) == {"file_bytes", "toolkit", "totals", "truth"}
+    assert set(row["analyze"]["figures"]) == {"toolkit"} and row["analyze"]["identical"] is None
+    assert row["correctness"] == {
+        "toolkit_equals_truth": True,
+        "parquet_ingest_equals_truth": True,
+        "report_shows_truth": True,
+        "ok": True,
+    }
+    assert set(doc["targets"]) == {
+        "peak_rss_under_2gb_at_20000",
+        "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+    }
+    assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]

@@ -28,11 +28,15 @@ end = "2026-09-10T00:00:00Z"
 
 def test_derive_gives_one_entry_per_server_start(tmp_path):
     result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb")
-    got = [(e["role"], e["node"], e["tokens"], e["start"], e["end"]) for e in result.entries]
+    got = [
+        (e["role"], e["node"], e["tokens"], e["reject_from"], e["start"], e["end"])
+        for e in result.entries
+    ]
+    # reject_from = min(context_len - 1, tokens - 1) - 5 with context_len 1,048,576
     assert got == [
-        ("prefill", "prefill-0", 681280, "2026-08-27T00:00:30Z", "2026-09-09T14:52:00Z"),
-        ("prefill", "prefill-0", 2040000, "2026-09-09T14:52:00Z", None),
-        ("decode", "decode-0", 1500000, "2026-08-27T00:00:40Z", None),
+        ("prefill", "prefill-0", 681280, 681274, "2026-08-27T00:00:30Z", "2026-09-09T14:52:00Z"),
+        ("prefill", "prefill-0", 2040000, 1048570, "2026-09-09T14:52:00Z", None),
+        ("decode", "decode-0", 1500000, 1048570, "2026-08-27T00:00:40Z", None),
     ]
 
 
@@ -49,25 +53,68 @@ def test_toml_entries_load_into_a_case_file(tmp_path):
             681280,
             datetime(2026, 8, 27, 0, 0, 30, tzinfo=UTC),
             datetime(2026, 9, 9, 14, 52, tzinfo=UTC),
+            reject_from=681274,
         ),
-        Capacity("prefill", "prefill-0", 2040000, datetime(2026, 9, 9, 14, 52, tzinfo=UTC)),
-        Capacity("decode", "decode-0", 1500000, datetime(2026, 8, 27, 0, 0, 40, tzinfo=UTC)),
+        Capacity(
+            "prefill",
+            "prefill-0",
+            2040000,
+            datetime(2026, 9, 9, 14, 52, tzinfo=UTC),
+            reject_from=1048570,
+        ),
+        Capacity(
+            "decode",
+            "decode-0",
+            1500000,
+            datetime(2026, 8, 27, 0, 0, 40, tzinfo=UTC),
+            reject_from=1048570,
+        ),
+    )
+
+
+def test_an_entry_without_reject_from_says_why_in_a_comment(tmp_path):
+    out = tmp_path / "capacity.toml"
+    pipeline.capacity([str(LOGS / "edge.log")], tmp_path / "c.duckdb", out=out)
+    assert out.read_text(encoding="utf-8") == (
+        "[[capacity]]\n"
+        'role = "decode"\n'
+        'nodes = "edge"\n'
+        "tokens = 4096\n"
+        "# server_args dcp_size=2: the admission limit is not min(context_len - 1, tokens - 1) "
+        '- 5 here, so reject_from is not derived; read it from an "exceeds the maximum '
+        'allowed length (M tokens)" line (reject_from = M)\n'
+        'start = "2026-05-05T19:21:18Z"\n'
     )
 
 
 def test_node_with_glob_characters_is_written_as_an_exact_match():
-    assert _glob_literal("pf[1]*") == "pf[[]1][*]"
+    assert _glob_literal("pf[1]*?") == "pf[[]1][*][?]"
+
+
+@pytest.mark.parametrize("node", ["pf\\1", "a*b", "a?b", "x[1]", "a]b", "p\\[x]"])
+def test_a_generated_entry_matches_its_own_node_in_the_case_and_in_sql(node, tmp_path):
+    from forensics.engines import DuckDBEngine
+
+    pattern = _glob_literal(node)
+    t0 = datetime(2026, 8, 27, tzinfo=UTC)
+    assert Capacity("prefill", pattern, 10, t0).matches(node, t0)
+    with DuckDBEngine() as engine:  # bands.sql matches nodes with GLOB
+        assert engine.scalar("SELECT $n GLOB $p", n=node, p=pattern) is True
+        assert engine.scalar("SELECT $n GLOB $p", n=node + "x", p=pattern) is False
 
 
 def test_preflight_uses_logged_context_len_without_option(tmp_path):
     result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb")
+    # the scheduler refuses from reject_from (681,274); the tokenizer from context_len
+    # (1,048,576): prompts of 681,274 .. 1,048,575 pass one and not the other
     assert result.preflight == [
         {
             "node": "prefill-0",
             "role": "prefill",
             "tokens": 681280,
             "context_window": 1048576,
-            "danger_band": {"from": 681281, "to": 1048576},
+            "danger_band": {"from": 681274, "to": 1048575},
+            "engine_warned": False,
             "start": "2026-08-27T00:00:30Z",
             "end": "2026-09-09T14:52:00Z",
         }
@@ -76,8 +123,20 @@ def test_preflight_uses_logged_context_len_without_option(tmp_path):
 
 def test_preflight_option_window_flags_every_smaller_pool(tmp_path):
     result = pipeline.capacity([PREFILL, DECODE], tmp_path / "c.duckdb", context_window=2000000)
-    got = [(f["node"], f["tokens"], f["danger_band"]["from"]) for f in result.preflight]
-    assert got == [("prefill-0", 681280, 681281), ("decode-0", 1500000, 1500001)]
+    got = [(f["node"], f["tokens"], f["danger_band"]) for f in result.preflight]
+    # the band ends below the logged context_len (1,048,576): the tokenizer refuses there
+    assert got == [
+        ("prefill-0", 681280, {"from": 681274, "to": 1048575}),
+        ("decode-0", 1500000, {"from": 1048570, "to": 1048575}),
+    ]
+
+
+def test_preflight_without_reject_from_starts_above_the_pool(tmp_path):
+    result = pipeline.capacity([str(LOGS / "edge.log")], tmp_path / "c.duckdb")
+    # dcp_size=2: no reject_from, so the band starts at tokens + 1; the engine warned itself
+    assert [(f["danger_band"], f["engine_warned"]) for f in result.preflight] == [
+        ({"from": 4097, "to": 8191}, True)
+    ]
 
 
 def test_logs_without_capacity_lines_are_refused(tmp_path):
@@ -114,10 +173,14 @@ def test_cli_prints_timeline_and_preflight_and_writes_toml(tmp_path, runner):
         ],
     )
     assert res.exit_code == 0, res.output
-    assert "prefill  prefill-0  681280   1048576      2026-08-27T00:00:30Z" in res.output
+    assert (
+        "prefill  prefill-0  681280   681274       1048576      2026-08-27T00:00:30Z" in res.output
+    )
     assert "pre-flight: 1 span(s) with pool < context window" in res.output
-    assert "prompts of 681281..1048576 tokens" in res.output
-    assert out.read_text(encoding="utf-8").count("[[capacity]]") == 3
+    assert "prompts of 681274..1048575 tokens pass the tokenizer but the scheduler" in res.output
+    text = out.read_text(encoding="utf-8")
+    assert text.count("[[capacity]]") == 3
+    assert text.count("reject_from = ") == 3
 
 
 def test_cli_missing_log_is_one_line_error(tmp_path, runner):
@@ -149,13 +212,13 @@ def test_capacity_from_the_bundled_engine_logs_equals_the_case_file(tmp_path, ru
     case = load_case(BUNDLED / "incident.toml").capacity
     # the case file writes the same pools with node globs: every derived span (exact node)
     # holds the tokens, start and end of the case entry for its role and time
-    got = sorted({(c.role, c.tokens, c.start, c.end) for c in derived}, key=str)
-    want = sorted({(c.role, c.tokens, c.start, c.end) for c in case}, key=str)
+    got = sorted({(c.role, c.tokens, c.reject_from, c.start, c.end) for c in derived}, key=str)
+    want = sorted({(c.role, c.tokens, c.reject_from, c.start, c.end) for c in case}, key=str)
     assert got == want
     assert len(derived) == 12  # 4 prefill nodes x 2 starts + 4 decode nodes x 1 start
     for c in derived:
         (match,) = [e for e in case if e.role == c.role and e.matches(c.nodes, c.start)]
-        assert match.tokens == c.tokens
+        assert (match.tokens, match.reject_from) == (c.tokens, c.reject_from)
     assert "pre-flight: 4 span(s) with pool < context window" in res.output
 
 

@@ -115,7 +115,7 @@ def test_an_entry_contradicting_an_inline_one_names_both(tmp_path):
     line = _refusal(_case(tmp_path, body=inline))
     assert line.startswith(
         f"{tmp_path / 'capacity.toml'}:1: capacity[1]: contradicts capacity[1]: same role and "
-        "nodes, overlapping time, different tokens (700 vs 600)"
+        "nodes, overlapping time, different tokens or reject_from (700 vs 600)"
     )
 
 

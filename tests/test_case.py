@@ -236,3 +236,170 @@ def test_an_exclusion_file_that_is_not_utf8_is_refused(tmp_path):
     (tmp_path / "ids.txt").write_bytes(b"acct-1\nacct-\xff\n")
     path = _write(tmp_path, '\n[[exclude]]\nreason = "r"\nfile = "ids.txt"\n')
     assert _refusal(path).startswith(f"{tmp_path.resolve() / 'ids.txt'}:2: not UTF-8 text")
+
+
+# --- [notify] and the awareness event (docs/notices.md) --------------------------------------
+
+EVENT = '\n[[event]]\nat = "{at}"\nlabel = "{label}"\n'
+
+
+def test_notify_section_reads_texts_as_written_and_templates_beside_the_case(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[notify]\njurisdiction = "region"\nrecipient_template = "t/recipient.md.j2"\n'
+        "measures = '''\n- Model made *private*.\n'''\n",
+    )
+    notify = load_case(path).notify
+    assert notify.jurisdiction == "region"
+    assert notify.recipient_template == tmp_path.resolve() / "t" / "recipient.md.j2"
+    assert notify.data_owner_template is None
+    assert notify.measures == "- Model made *private*.\n"  # TOML trims the first newline
+    assert (notify.description, notify.consequences, notify.contact) == (None, None, None)
+
+
+def test_a_case_without_notify_has_no_settings_and_no_awareness(tmp_path):
+    case = load_case(_write(tmp_path, EVENT.format(at="2026-09-01T10:00:00Z", label="x")))
+    assert case.notify.jurisdiction is None and case.notify.measures is None
+    assert case.awareness is None
+
+
+def test_unknown_notify_key_is_refused_naming_the_allowed_ones(tmp_path):
+    path = _write(tmp_path, '\n[notify]\njuristiction = "region"\n')
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:10: notify.juristiction: unknown key")
+    assert "jurisdiction, recipient_template, data_owner_template" in line
+
+
+def test_an_empty_notify_text_is_refused(tmp_path):
+    path = _write(tmp_path, '\n[notify]\ncontact = "  "\n')
+    assert _refusal(path).startswith(f"{path.resolve()}:10: notify.contact: must not be empty")
+
+
+def test_the_event_marked_awareness_is_the_cases_awareness(tmp_path):
+    path = _write(
+        tmp_path,
+        EVENT.format(at="2026-09-08T00:00:00Z", label="report")
+        + EVENT.format(at="2026-09-09T13:22:00Z", label="declared")
+        + "awareness = true\n"
+        + EVENT.format(at="2026-09-09T14:00:00Z", label="private")
+        + "awareness = false\n",
+    )
+    case = load_case(path)
+    assert case.awareness is not None
+    assert (case.awareness.at, case.awareness.label) == (
+        datetime(2026, 9, 9, 13, 22, tzinfo=UTC),
+        "declared",
+    )
+    assert [e.awareness for e in case.events] == [False, True, False]
+
+
+def test_a_second_awareness_event_is_refused_naming_its_line(tmp_path):
+    path = _write(
+        tmp_path,
+        EVENT.format(at="2026-09-08T00:00:00Z", label="report")
+        + "awareness = true\n"
+        + EVENT.format(at="2026-09-09T13:22:00Z", label="declared")
+        + "awareness = true\n",
+    )
+    # lines 9-12 the first event, 14-17 the second: its awareness key on line 17
+    line = _refusal(path)
+    assert line.startswith(
+        f"{path.resolve()}:17: event[2].awareness: event[1] is already marked awareness = true"
+    )
+
+
+def test_awareness_must_be_a_boolean(tmp_path):
+    path = _write(tmp_path, EVENT.format(at="2026-09-08T00:00:00Z", label="r") + "awareness = 1\n")
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:12: event[1].awareness: expected a boolean, got an integer"
+    )
+
+
+def test_capacity_reject_from_is_optional_and_read(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\ntokens = 600\nreject_from = 594\n'
+        'start = "2026-09-01T00:00:00Z"\n'
+        '\n[[capacity]]\nrole = "decode"\ntokens = 900\nstart = "2026-09-01T00:00:00Z"\n',
+    )
+    prefill, decode = load_case(path).capacity
+    assert (prefill.reject_from, prefill.over_from) == (594, 594)
+    assert (decode.reject_from, decode.over_from) == (None, 901)  # tokens + 1
+
+
+@pytest.mark.parametrize(("value", "ok"), [(0, False), (1, True), (601, True), (602, False)])
+def test_capacity_reject_from_must_lie_in_one_to_tokens_plus_one(tmp_path, value, ok):
+    path = _write(
+        tmp_path,
+        f'\n[[capacity]]\nrole = "prefill"\ntokens = 600\nreject_from = {value}\n'
+        'start = "2026-09-01T00:00:00Z"\n',
+    )
+    if ok:
+        assert load_case(path).capacity[0].reject_from == value
+    else:
+        line = _refusal(path)
+        assert line.startswith(
+            f"{path.resolve()}:12: capacity[1].reject_from: must be in 1 .. tokens + 1 (601)"
+        )
+
+
+def test_overlapping_capacity_with_another_reject_from_is_refused(tmp_path):
+    entry = (
+        '\n[[capacity]]\nrole = "prefill"\nnodes = "pf-*"\ntokens = 600\nreject_from = {r}\n'
+        'start = "{s}"\n'
+    )
+    path = _write(
+        tmp_path,
+        entry.format(r=594, s="2026-09-01T00:00:00Z")
+        + entry.format(r=600, s="2026-09-01T06:00:00Z"),
+    )
+    line = _refusal(path)
+    assert line.startswith(f"{path.resolve()}:16: capacity[2]: contradicts capacity[1]")
+    assert "(600 reject_from 594 vs 600 reject_from 600)" in line
+
+
+# --- [uncertainty] ------------------------------------------------------------------------------
+
+
+def test_uncertainty_defaults_to_none():
+    case = load_case(Path(__file__).parent / "fixtures" / "case_small" / "incident.toml")
+    assert (case.uncertainty.clock_skew, case.uncertainty.prompt_tokens_tolerance) == (
+        timedelta(0),
+        0,
+    )
+
+
+def test_uncertainty_reads_a_clock_skew_and_a_token_tolerance(tmp_path):
+    path = _write(tmp_path, '\n[uncertainty]\nclock_skew = "2m"\nprompt_tokens_tolerance = 512\n')
+    case = load_case(path)
+    assert case.uncertainty.clock_skew == timedelta(minutes=2)
+    assert case.uncertainty.prompt_tokens_tolerance == 512
+
+
+def test_a_clock_skew_of_zero_is_accepted(tmp_path):
+    path = _write(tmp_path, '\n[uncertainty]\nclock_skew = "0s"\n')
+    assert load_case(path).uncertainty.clock_skew == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (
+            'clock_skew = "2 minutes"',
+            ":10: uncertainty.clock_skew: unparsable duration '2 minutes'; write e.g. \"2m\"",
+        ),
+        (
+            'clock_skew = "25h"',
+            ":10: uncertainty.clock_skew: duration '25h' is longer than 1 day",
+        ),
+        (
+            "prompt_tokens_tolerance = -1",
+            ":10: uncertainty.prompt_tokens_tolerance: must be >= 0",
+        ),
+        ("clock_skew = 120", ":10: uncertainty.clock_skew: expected a string, got an integer"),
+        ("skew = 1", ":10: uncertainty.skew: unknown key; allowed keys in [uncertainty]"),
+    ],
+)
+def test_a_bad_uncertainty_value_is_refused_naming_its_line(tmp_path, body, shown):
+    path = _write(tmp_path, f"\n[uncertainty]\n{body}\n")
+    assert _refusal(path).startswith(f"{path.resolve()}{shown}")

@@ -37,6 +37,7 @@ BANDS_SCHEMA = {
     "capacity": pl.Int64,
     "band": pl.Utf8,
     "exclusion_reason": pl.Utf8,
+    "over_from": pl.Int64,
 }
 
 
@@ -128,6 +129,7 @@ def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.
                 "capacity": CAP,
                 "band": band,
                 "exclusion_reason": reason,
+                "over_from": CAP + 1,  # no reject_from: over capacity means > CAP
             }
         )
     return pl.DataFrame(out, schema=BANDS_SCHEMA)

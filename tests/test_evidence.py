@@ -155,10 +155,11 @@ def test_engine_only_names_the_status_of_an_undelivered_response(engine, case):
 
 def test_capacity_timeline_is_in_the_evidence_without_log_paths(engine, case):
     spans = evidence.engine_evidence(engine, case)["engine_capacity"]
-    assert [(s["role"], s["node"], s["tokens"], s["start"]) for s in spans][:1] == [
-        ("prefill", "prefill-0", 681280, "2026-08-27T00:00:30Z")
-    ]
-    assert all(set(s) == {"role", "node", "tokens", "context_len", "start", "end"} for s in spans)
+    assert [(s["role"], s["node"], s["tokens"], s["reject_from"], s["start"]) for s in spans][
+        :1
+    ] == [("prefill", "prefill-0", 681280, 681274, "2026-08-27T00:00:30Z")]
+    keys = {"role", "node", "tokens", "reject_from", "context_len", "start", "end"}
+    assert all(set(s) == keys for s in spans)
 
 
 def test_engine_only_without_gateway_request(engine, case):
@@ -182,7 +183,8 @@ def test_preflight_lists_pools_smaller_than_the_case_window(engine, case):
             "role": "prefill",
             "tokens": 681280,
             "context_window": 1048576,
-            "danger_band": {"from": 681281, "to": 1048576},
+            "danger_band": {"from": 681274, "to": 1048575},
+            "engine_warned": False,
             "start": "2026-08-27T00:00:30Z",
             "end": "2026-09-09T14:52:00Z",
         }
@@ -212,10 +214,66 @@ def test_bundled_case_engine_logs_confirm_every_exposure_and_match_the_case_capa
     result = evidence.engine_evidence(e, case)
     rec = result["engine_reconciliation"]
     assert (rec["matched"]["count"], rec["gateway_only"]["count"]) == (155, 0)
-    spans = {(t["role"], t["tokens"], t["start"], t["end"]) for t in capacity.timeline(e)}
+    spans = {
+        (t["role"], t["tokens"], t["reject_from"], t["start"], t["end"])
+        for t in capacity.timeline(e)
+    }
+    # reject_from: min(1048575, tokens - 1) - 5
     assert spans == {
-        ("prefill", 681280, "2026-08-27T00:00:00Z", "2026-09-09T14:52:00Z"),
-        ("prefill", 2039808, "2026-09-09T14:52:00Z", None),
-        ("decode", 1302528, "2026-08-27T00:00:00Z", None),
+        ("prefill", 681280, 681274, "2026-08-27T00:00:00Z", "2026-09-09T14:52:00Z"),
+        ("prefill", 2039808, 1048570, "2026-09-09T14:52:00Z", None),
+        ("decode", 1302528, 1048570, "2026-08-27T00:00:00Z", None),
     }
     assert [(f["role"], f["tokens"]) for f in result["preflight"]] == [("prefill", 681280)] * 4
+
+
+def test_a_gateway_exposure_the_engine_refused_says_so(case):
+    # SGLang 0.5.21 fixtures: the prefill retired R3 at intake (abort, prompt_tokens 1,
+    # output_len 0) and the decode timed out: no signature, one refusal. A gateway that still
+    # bands R3 exposed is told why the engine does not confirm it.
+    v = LOGS / "0.5.21"
+    e = DuckDBEngine()
+    sglang.ingest_logs(e, [v / "prefill-0.log", v / "decode-0.log"])
+    e.execute(schema.REQUESTS_DDL)
+    e.execute(
+        "CREATE TABLE bands (request_id VARCHAR, prompt_tokens BIGINT, band VARCHAR, "
+        "status INTEGER, exclusion_reason VARCHAR)"
+    )
+    e.execute(
+        "INSERT INTO requests (request_id, ts, account_id, model, prompt_tokens, source, "
+        "source_row, extra) VALUES ('g-r3', TIMESTAMPTZ '2026-04-14 11:56:40+00', 'a', 'm', "
+        "850908, 'gw', 1, '{\"bootstrap_room\": \"7741029384756102938\"}')"
+    )
+    e.execute("INSERT INTO bands VALUES ('g-r3', 850908, 'exposed', 200, NULL)")
+    result = evidence.engine_evidence(e, case)
+    assert (result["engine_signature"], result["engine_refused"]) == (0, 1)
+    assert result["engine_reconciliation"]["gateway_only"] == {
+        "count": 1,
+        "reasons": {
+            "the engine refused it without a KV transfer (prefill retired it at intake, "
+            "SGLang 0.5.21+): no exposure in the engine logs": {
+                "count": 1,
+                "request_ids": ["g-r3"],
+                "bootstrap_rooms": ["7741029384756102938"],
+            }
+        },
+    }
+
+
+def test_a_one_token_prompt_on_both_legs_is_no_signature(tmp_path, case):
+    st = (
+        "[2026-08-27 01:00:0{s} TP0] ReqTimeStats(rid={rid}, bootstrap_room=77, input_len={n}, "
+        "cached_input_len=0, output_len={o}, attempts=0, type={leg}): queue_duration=0.10ms"
+    )
+    p = tmp_path / "p.log"
+    p.write_text(st.format(s=0, rid="p-1", n=1, o=1, leg="prefill") + "\n", encoding="utf-8")
+    d = tmp_path / "d.log"
+    d.write_text(st.format(s=5, rid="d-1", n=1, o=9, leg="decode") + "\n", encoding="utf-8")
+    e = DuckDBEngine()
+    sglang.ingest_logs(e, [p, d])
+    # the decode decoded a one-token prompt too: the prefill did not skip anything
+    assert evidence.engine_evidence(e, case)["engine_signature"] == 0
+    d.write_text(st.format(s=5, rid="d-1", n=2, o=9, leg="decode") + "\n", encoding="utf-8")
+    e = DuckDBEngine()
+    sglang.ingest_logs(e, [p, d])
+    assert evidence.engine_evidence(e, case)["engine_signature"] == 1

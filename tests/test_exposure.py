@@ -61,6 +61,29 @@ def test_prompt_exactly_at_capacity_fits(engine):
     assert _bands(engine)["r01"] == ("fits", 600, None)
 
 
+@pytest.mark.parametrize(
+    ("reject_from", "r01", "r02"),
+    [
+        (601, "fits", "exposed"),  # tokens + 1: the same as no reject_from
+        (600, "exposed", "exposed"),  # r01's 600 tokens are refused from 600 on
+        (602, "fits", "fits"),  # r02's 601 tokens are still admitted
+    ],
+)
+def test_reject_from_moves_the_over_capacity_boundary(engine, reject_from, r01, r02):
+    case = case_small()
+    # entry 2 (pf-a*, 600 tokens until 12:00) holds r01 (600 tokens) and r02 (601 tokens);
+    # over capacity means prompt >= reject_from; 602 is above tokens + 1, so the case file
+    # refuses it: the frame is built directly here
+    entry = dataclasses.replace(case.capacity[1], reject_from=reject_from)
+    case = dataclasses.replace(case, capacity=(case.capacity[0], entry, *case.capacity[2:]))
+    exposure.compute_bands(engine, case)
+    bands = _bands(engine)
+    assert (bands["r01"][0], bands["r02"][0]) == (r01, r02)
+    assert engine.rows(
+        "SELECT over_from FROM bands WHERE request_id IN ('r01', 'r02', 'r03') ORDER BY request_id"
+    ) == [(reject_from,), (reject_from,), (401,)]  # r03: pf-b1, 400 tokens, no reject_from
+
+
 def test_prompt_exactly_at_context_window_is_exposed(engine):
     exposure.compute_bands(engine, case_small())
     assert _bands(engine)["r04"] == ("exposed", 400, None)

@@ -29,15 +29,18 @@ def _lists(engine, tmp_path, case=None):
 
 def test_recipients_rows_carry_contacts_and_keep_a_missing_account(engine, tmp_path):
     _lists(engine, tmp_path)
+    # completion_tokens of the exposed responses (requests.csv): r02 9, r16 0; r03 20, r04 0,
+    # r17 50; r19 50; r13 50, r21 10 -> sums 9, 70, 50, 60; empty (0) 1, 1, 0, 0; none unknown
     assert (tmp_path / "notify" / "recipients.csv").read_text() == (
-        "account_id,responses,first_exposed_at,last_exposed_at,request_ids,name,email\n"
-        "acct-alice,2,2026-09-01T08:10:00Z,2026-09-01T11:59:59Z,r02;r16,Alice Ltd,"
+        "account_id,responses,first_exposed_at,last_exposed_at,request_ids,completion_tokens,"
+        "empty_responses,unknown_responses,name,email\n"
+        "acct-alice,2,2026-09-01T08:10:00Z,2026-09-01T11:59:59Z,r02;r16,9,1,0,Alice Ltd,"
         "alice@example.com\n"
-        'acct-bob,3,2026-09-01T08:20:00Z,2026-09-01T13:00:00Z,r03;r04;r17,"Bob, Inc.",'
+        'acct-bob,3,2026-09-01T08:20:00Z,2026-09-01T13:00:00Z,r03;r04;r17,70,1,0,"Bob, Inc.",'
         "bob@example.com\n"
-        "acct-carol,1,2026-09-01T13:20:00Z,2026-09-01T13:20:00Z,r19,Carol GmbH,"
+        "acct-carol,1,2026-09-01T13:20:00Z,2026-09-01T13:20:00Z,r19,50,0,0,Carol GmbH,"
         "carol@example.com\n"
-        "acct-erin,2,2026-09-01T10:00:00Z,2026-09-01T13:40:00Z,r13;r21,,\n"
+        "acct-erin,2,2026-09-01T10:00:00Z,2026-09-01T13:40:00Z,r13;r21,60,0,0,,\n"
     )
 
 
@@ -100,7 +103,10 @@ def test_without_accounts_file_lists_have_no_contact_columns(engine, tmp_path):
     case = dataclasses.replace(case_small(), accounts_path=None)
     result = _lists(engine, tmp_path, case)
     header = (tmp_path / "notify" / "recipients.csv").read_text().splitlines()[0]
-    assert header == "account_id,responses,first_exposed_at,last_exposed_at,request_ids"
+    assert header == (
+        "account_id,responses,first_exposed_at,last_exposed_at,request_ids,completion_tokens,"
+        "empty_responses,unknown_responses"
+    )
     assert result.warnings == [
         "the case names no [accounts] file: the lists carry no contact columns"
     ]

@@ -151,14 +151,22 @@ def test_run_neutralizes_ids_in_exposed_requests_csv(hostile_run):
 def test_run_neutralizes_ids_and_contacts_in_the_notify_lists(hostile_run):
     out, _ = hostile_run
     recipients = {r[0]: r for r in read_csv(out / "notify" / "recipients.csv")[1:]}
+    # request_ids, then completion_tokens, empty_responses, unknown_responses (case_small:
+    # alice 9, 1, 0; bob 70, 1, 0), then the contact columns
     assert recipients["'-alice"][4:] == [
         "'=r02;r16",
+        "9",
+        "1",
+        "0",
         "'=cmd|' /C calc'!A0",
         "alice@example.com",
         "'+1-555-0100",
     ]
     assert recipients["acct-<!--<script>bob</script>"][4:] == [
         "0r03;=r04;r17",
+        "70",
+        "1",
+        "0",
         "Bob;=1+1",
         "'@bob",
         "'-2",
@@ -277,10 +285,10 @@ def test_capacity_prints_its_double_bracket_entries_literally(tmp_path):
 
 
 def test_headline_names_the_quarantined_records_of_the_bundled_case():
-    # sample_logs/glm53/truth.json: 77,634 records read = 77,627 + 4 duplicates + 3 quarantined
+    # sample_logs/glm53/truth.json: 77,731 records read = 77,724 + 4 duplicates + 3 quarantined
     truth = json.loads((CASE_DIR.parents[2] / "sample_logs" / "glm53" / "truth.json").read_text())
     lines = headline({"ingest": truth["ingest"]}).splitlines()
     assert (
-        "ingest: 77634 record(s) read, 77627 loaded, 4 duplicate(s), 3 quarantined "
+        "ingest: 77731 record(s) read, 77724 loaded, 4 duplicate(s), 3 quarantined "
         "(each with its reason in the quarantine table)"
     ) in lines

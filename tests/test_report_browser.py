@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_report import render_fixture
+from test_report import MANY_ACCOUNTS, NO_REQUESTS, render_fixture
 from websockets.sync.client import connect
 
 from forensics import pipeline
@@ -242,6 +242,58 @@ def test_report_renders_every_chart_offline_without_console_errors(tmp_path: Pat
     assert shot.stat().st_size > 20_000
 
 
+@pytest.mark.parametrize("sql", ["", MANY_ACCOUNTS], ids=["account-lanes", "prompt-bands"])
+def test_binned_charts_render_offline_without_console_errors(tmp_path: Path, sql: str) -> None:
+    """Above the mark threshold (here 1) the timeline and the size chart draw counts per bin:
+    they draw, with no console error and no network request."""
+    out = tmp_path / "out"
+    render_fixture(out, max_marks=1, sql=sql)
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+
+    marks, browser = render_in_browser(out / "report.html", tmp_path / "report.png", profile)
+
+    assert sorted(marks) == ["chart-daily", "chart-hourly", "chart-size", "chart-timeline"]
+    assert all(n > 0 for n in marks.values()), marks
+    assert browser.console_errors() == []
+    assert browser.requested_urls() == []
+
+
+def test_charts_without_data_say_no_data_and_the_timeline_still_draws(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render_fixture(out, sql=NO_REQUESTS)
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+
+    browser = Browser(profile)
+    try:
+        browser.open((out / "report.html").resolve().as_uri(), READY)
+        marks = json.loads(browser.evaluate(COUNT_MARKS))
+        empty = browser.evaluate(
+            "Array.from(document.querySelectorAll('[data-empty]'))"
+            ".map(e => e.id + ': ' + e.textContent).join('\\n')"
+        )
+        drawn = browser.evaluate(
+            "Array.from(document.querySelectorAll('#chart-timeline svg text'))"
+            ".map(t => t.textContent).join('\\n')"
+        )
+        errors, requested = browser.console_errors(), browser.requested_urls()
+    finally:
+        browser.close()
+
+    assert list(marks) == ["chart-timeline"] and marks["chart-timeline"] > 0
+    reason = "no exposed response and no baseline long-context request in the window"
+    assert empty.splitlines() == [
+        "chart-size: No data: no request in the window over the capacity, over the context "
+        "window or of 200 prompt tokens or more.",
+        f"chart-daily: No data: {reason}.",
+        f"chart-hourly: No data: {reason}.",
+    ]
+    assert "No data: no exposed response in the window." in drawn.splitlines()
+    assert errors == []
+    assert requested == []
+
+
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """report.html of the bundled GLM-5.3 case, run end to end."""
@@ -262,6 +314,7 @@ def test_demo_report_renders_every_chart_offline(tmp_path: Path, demo_report: Pa
     assert marks["chart-size"] > 155
     assert marks["chart-daily"] > 0
     assert marks["chart-hourly"] > 0
+    assert marks["chart-coverage"] > 0  # the gateway log's hours, the engine nodes' hours
     assert browser.console_errors() == []
     assert browser.requested_urls() == []
     assert shot.stat().st_size > 100_000
@@ -291,7 +344,13 @@ def test_report_of_a_case_with_hostile_account_ids_renders_every_chart(tmp_path:
         browser.close()
 
     assert failed == "[]"
-    assert sorted(marks) == ["chart-daily", "chart-hourly", "chart-size", "chart-timeline"]
+    assert sorted(marks) == [
+        "chart-coverage",
+        "chart-daily",
+        "chart-hourly",
+        "chart-size",
+        "chart-timeline",
+    ]
     assert all(n > 0 for n in marks.values()), marks
     shown = lanes.splitlines()
     assert HOSTILE_ACCOUNTS["acct-bob"] in shown  # markup in an id is drawn as text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import tomllib
 from datetime import datetime
 from pathlib import Path
@@ -57,11 +58,12 @@ def _frame(records: list[dict]) -> pl.DataFrame:
 
 
 ENGINE_RECORD_MARKS = (
-    "KV Cache is allocated",
-    "max_total_num_tokens=",
-    "ReqTimeStats(",
-    "exceeds the maximum number of tokens",
-    "is longer than the model's context length",
+    "] server_args=ServerArgs(",
+    "] KV Cache is allocated. dtype: ",
+    "] max_total_num_tokens=",
+    "] ReqTimeStats(",
+    "] Input length (",
+    "] [http_server] Error: The input (",
 )
 
 
@@ -114,8 +116,9 @@ def _recount(case_dir: Path) -> dict:
         excluded.update(dict.fromkeys(ids, ex["reason"]))
     start = datetime.fromisoformat(case["window"]["start"])
     end = datetime.fromisoformat(case["window"]["end"])
-    (cap,) = [
-        c["tokens"]
+    # the smallest prompt over the capacity in force: reject_from where the entry gives it
+    (over_from,) = [
+        c.get("reject_from", c["tokens"] + 1)
         for c in case["capacity"]
         if c["role"] == "prefill" and c.get("end") == case["window"]["end"]
     ]
@@ -125,12 +128,12 @@ def _recount(case_dir: Path) -> dict:
     ).with_columns(
         reason=pl.col("account_id").replace_strict(excluded, default=None, return_dtype=pl.String)
     )
-    over = (pl.col("prompt") > cap) & (pl.col("prompt") <= window)
+    over = (pl.col("prompt") >= over_from) & (pl.col("prompt") <= window)
     ok = pl.col("status").is_in(case["success_status"])
     band = (
         pl.when(pl.col("prompt") > window)
         .then(pl.lit("over_context"))
-        .when(pl.col("prompt") <= cap)
+        .when(pl.col("prompt") < over_from)
         .then(pl.lit("fits"))
         .when(over & ok & pl.col("reason").is_null())
         .then(pl.lit("exposed"))
@@ -170,7 +173,8 @@ def test_bundled_case_has_155_exposed_responses(bundled: dict) -> None:
 
 
 def test_bundled_case_excludes_operator_tests_and_researcher(bundled: dict) -> None:
-    assert bundled["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+    # the researcher's 681,280-token step is over the admission limit (reject_from 681,274)
+    assert bundled["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 50}
 
 
 def test_bundled_log_holds_a_few_duplicates_and_torn_lines(bundled: dict) -> None:
@@ -210,8 +214,62 @@ def test_bundled_engine_logs_hold_one_file_per_node_and_their_records(bundled: d
     assert names == [f"decode-b{i}.log.gz" for i in range(1, 5)] + [
         f"prefill-a{i}.log.gz" for i in range(1, 5)
     ]
-    # 5,635 lines: one server_args line per file (8) is not an evidence record
-    assert bundled["engine_records"] == 5627
+    # every line is an evidence record (SGLang 0.5.18 spellings): 120 startup lines (prefill:
+    # 4 nodes x 2 starts x (server_args + 8 KV lines + 1 capacity line); decode: 4 x 10),
+    # 2,665 prefill ReqTimeStats, 274 intake rejections, 2,665 decode ReqTimeStats
+    assert bundled["engine_records"] == 5724
+
+
+# The lines SGLang 0.5.18 writes (format strings of its wheel: engine.py L1095 server_args,
+# memory_pool.py L1693-1694 MLA pool, scheduler.py L1092-1100 capacity, utils.py L193-223
+# intake rejection, schedule_batch.py L1792-1806 ReqTimeStats + req_time_stats.py durations,
+# http_server.py L922 tokenizer refusal), with a rank prefix in 0.5.18's order where it has one
+_SGLANG_0_5_18 = [
+    re.compile(p)
+    for p in (
+        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] server_args=ServerArgs\(model_path='[^']*', .*\)$",
+        r"^\[[\d:\- ]{19}(?: DP\d)? TP\d(?: EP\d)?\] KV Cache is allocated\. "
+        r"dtype: torch\.bfloat16, #tokens: \d+, KV size: \d+\.\d\d GB$",
+        r"^\[[\d:\- ]{19}(?: DP0)? TP0(?: EP0)?\] max_total_num_tokens=\d+, "
+        r"chunked_prefill_size=-?\d+, max_prefill_tokens=\d+, max_running_requests=\d+, "
+        r"context_len=\d+, available_gpu_mem=\d+\.\d\d GB$",
+        r"^\[[\d:\- ]{19}(?: DP0)? TP0(?: EP0)?\] Input length \(\d+ tokens\) exceeds the maximum "
+        r"allowed length \(\d+ tokens\)\. Use a shorter input or enable --allow-auto-truncate\., "
+        r"self\.rid='[0-9a-z]+'$",
+        r"^\[[\d:\- ]{19}(?: DP\d)? TP\d(?: EP\d)?\] ReqTimeStats\(rid=[0-9a-z]+, "
+        r"bootstrap_room=\d+, input_len=\d+, cached_input_len=\d+, output_len=\d+, attempts=0, "
+        r"type=prefill\): "
+        r"bootstrap_duration=\d+\.\d\dms, queue_duration=\d+\.\d\dms, "
+        r"forward_duration=\d+\.\d\dms, entry_time=\d+\.\d{3}, transfer_speed=\d+\.\d\d GB/s, "
+        r"transfer_total=\d+\.\d\d MB$",
+        r"^\[[\d:\- ]{19} TP0\] ReqTimeStats\(rid=[0-9a-z]+, bootstrap_room=\d+, input_len=\d+, "
+        r"cached_input_len=\d+, output_len=\d+, attempts=0, type=decode\): "
+        r"bootstrap_duration=\d+\.\d\dms, alloc_wait_duration=\d+\.\d\dms, "
+        r"transfer_duration=\d+\.\d\dms, queue_duration=\d+\.\d\dms, "
+        r"forward_duration=\d+\.\d\dms, entry_time=\d+\.\d{3}$",
+        r"^\[[\d:\- ]{19}\] \[http_server\] Error: The input \(\d+ tokens\) is longer than "
+        r"the model's context length \(\d+ tokens\)\.$",
+    )
+]
+
+
+def test_bundled_engine_logs_are_what_sglang_0_5_18_writes() -> None:
+    placeholders = rejections = 0
+    for log in sorted((BUNDLED / "engine").glob("*.log.gz")):
+        with gzip.open(log, "rt", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        for line in lines:
+            assert any(p.match(line) for p in _SGLANG_0_5_18), (log.name, line)
+        # the scheduler refuses from min(1048575, 681279) - 5 = 681,274 before the restart,
+        # and every refusal is followed by the placeholder the prefill bootstraps (input_len=1)
+        for i, line in enumerate(lines):
+            if "] Input length (" in line:
+                rejections += 1
+                n = int(line.split("Input length (")[1].split(" ")[0])
+                assert n >= 681274 and "maximum allowed length (681274 tokens)" in line
+                assert "input_len=1, cached_input_len=0, output_len=1" in lines[i + 1]
+            placeholders += "input_len=1, cached_input_len=0, output_len=1, attempts=0, " in line
+    assert rejections == placeholders == 274
 
 
 def test_engine_logs_need_a_jsonl_gateway_log(tmp_path: Path) -> None:
@@ -320,7 +378,7 @@ def bundled_run(tmp_path_factory) -> tuple[str, dict, Path]:
 def test_forensics_run_finds_155_on_the_bundled_case(bundled_run) -> None:
     _, summary, _ = bundled_run
     assert summary["exposure_count"] == 155
-    assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 49}
+    assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 50}
     assert summary["verdict"] == "consistent_with_normal_usage"
     _assert_run_matches(summary, json.loads((BUNDLED / "truth.json").read_text()))
 
@@ -335,17 +393,18 @@ def test_every_bundled_exposure_is_engine_confirmed(bundled_run) -> None:
 
 def test_bundled_engine_only_signatures_are_excluded_or_undelivered(bundled_run) -> None:
     _, summary, _ = bundled_run
-    # the signature also shows for the 109 excluded requests (60 + 49, truth.json) and for
+    # the signature also shows for the 110 excluded requests (60 + 50, truth.json) and for
     # the 6 over-capacity requests whose client went away (status 499) after the decode
     # finished; the 3 with status 500 decoded nothing (output_len=0): no signature
-    assert summary["engine_signature"] == 270
+    assert summary["engine_signature"] == 271
+    assert summary["engine_refused"] == 0  # SGLang 0.5.18: nothing is retired at intake
     reasons = summary["engine_reconciliation"]["engine_only"]["reasons"]
     assert {r: v["count"] for r, v in reasons.items()} == {
         "excluded account (internal-test)": 60,
-        "excluded account (security-researcher)": 49,
+        "excluded account (security-researcher)": 50,
         "gateway status 499: response not delivered to the client (band over_capacity_failed)": 6,
     }
-    assert summary["engine_reconciliation"]["engine_only"]["count"] == 115
+    assert summary["engine_reconciliation"]["engine_only"]["count"] == 116
 
 
 def test_bundled_preflight_flags_every_prefill_node_before_the_fix(bundled_run) -> None:
@@ -362,7 +421,7 @@ def test_bundled_preflight_flags_every_prefill_node_before_the_fix(bundled_run) 
 def test_bundled_run_headline_shows_the_engine_evidence(bundled_run) -> None:
     output, _, _ = bundled_run
     assert "engine-confirmed: 155 of 155 exposed responses" in output
-    assert "engine reconciliation: matched 155, gateway-only 0, engine-only 115 (" in output
+    assert "engine reconciliation: matched 155, gateway-only 0, engine-only 116 (" in output
     assert "pre-flight: 4 finding(s)" in output
 
 
@@ -374,7 +433,7 @@ def test_bundled_report_shows_capacity_timeline_preflight_and_reconciliation(bun
     assert "<strong>155</strong> of 155" in section
     assert "Capacity timeline derived from the engine logs" in section
     assert section.count("<td>prefill-a1</td>") == 3  # two spans + one pre-flight finding
-    assert "681,281 – 1,048,576" in section
+    assert "681,274 – 1,048,575" in section
     assert '<td>excluded account (internal-test)</td><td class="num">60</td>' in section
 
 

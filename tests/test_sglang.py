@@ -1,4 +1,5 @@
-"""SGLang server logs: every line spelling, malformed lines, accounting, idempotency."""
+"""SGLang server logs: line spellings, malformed and hostile lines, accounting, capacity spans,
+idempotency. The per-version fixtures are tested in test_sglang_versions.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from forensics.errors import InputError
 from forensics.ingest import sglang
 
 LOGS = Path(__file__).parent / "fixtures" / "sglang"
+KV = "KV Cache is allocated. dtype: torch.bfloat16, #tokens: {}, K size: 1.00 GB, V size: 1.00 GB"
+POOL = (
+    "max_total_num_tokens={}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+    "max_running_requests=8, context_len={}, available_gpu_mem=1.00 GB"
+)
 
 
 def _ingest(*names: str, **kw) -> DuckDBEngine:
@@ -26,42 +32,73 @@ def _write(tmp_path: Path, name: str, *lines: str) -> Path:
     return p
 
 
+def _t(*a: int) -> datetime:
+    return datetime(*a, tzinfo=UTC)
+
+
+# --- accounting ---------------------------------------------------------------------------
+
+
 def test_prefill_log_accounts_for_every_line():
-    stats = sglang.ingest_logs(DuckDBEngine(), [LOGS / "prefill-0.log"])
-    (s,) = stats
-    # 22 lines: 16 evidence lines loaded, 2 malformed, 4 other (server_args, load, blank, stop)
-    assert (s.rows_read, s.rows_loaded, s.quarantined, s.duplicates) == (18, 16, 2, 0)
-    assert s.note == "lines=22 other=4"
+    (s,) = sglang.ingest_logs(DuckDBEngine(), [LOGS / "prefill-0.log"])
+    # 22 lines: 19 evidence lines (2 server_args, 3 KV, 2 capacity, 7 ReqTimeStats, 5 intake
+    # rejections), of which 2 are malformed (row 14: no #tokens, row 15: a count over 64
+    # bits); 3 other (Load weight, blank, Shutting down)
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (19, 17, 0, 2)
+    assert s.note == "lines=22 other=3"
     assert s.format == "sglang"
 
 
 def test_spellings_log_accounts_for_every_line():
     (s,) = sglang.ingest_logs(DuckDBEngine(), [LOGS / "spellings.log"])
-    assert (s.rows_read, s.rows_loaded, s.quarantined) == (17, 10, 7)
-    assert s.note == "lines=18 other=1"
+    # 19 lines, one of them chatter; rows 10-16 malformed
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (18, 11, 0, 7)
+    assert s.note == "lines=19 other=1"
+
+
+def test_a_repeated_abort_message_is_a_duplicate_not_a_second_abort():
+    engine = DuckDBEngine()
+    (s,) = sglang.ingest_logs(engine, [LOGS / "edge.log"])
+    # 14 lines: 13 evidence lines; row 10 ([http_server] Error: Input length ...) repeats an
+    # abort message and names no rid: a duplicate; rows 11-12 hold numbers over 64 bits; the
+    # uvicorn access line is other output
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (13, 10, 1, 2)
+    assert s.note == "lines=14 other=1"
+    assert engine.scalar("SELECT count(*) FROM engine_aborts WHERE kind = 'input_length'") == 0
+    row = engine.rows("SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs")
+    assert row == [(13, 10, 1, 2)]
 
 
 def test_inputs_row_is_recorded_with_sha256():
     engine = _ingest("decode-0.log")
-    row = engine.rows("SELECT path, rows_read, rows_loaded, quarantined, format FROM inputs")
-    assert row == [(str(LOGS / "decode-0.log"), 8, 8, 0, "sglang")]
+    row = engine.rows(
+        "SELECT path, rows_read, rows_loaded, duplicates, quarantined, format FROM inputs"
+    )
+    # server_args, 2 KV lines, the capacity line, 6 ReqTimeStats
+    assert row == [(str(LOGS / "decode-0.log"), 10, 10, 0, 0, "sglang")]
 
 
 def test_second_ingest_of_same_file_changes_nothing():
     engine = _ingest("prefill-0.log")
     (again,) = sglang.ingest_logs(engine, [LOGS / "prefill-0.log"])
     assert again.note == "already ingested (same sha256): nothing changed"
-    assert engine.scalar("SELECT count(*) FROM engine_requests") == 6
+    assert (again.rows_read, again.rows_loaded, again.quarantined) == (19, 17, 2)
+    assert engine.scalar("SELECT count(*) FROM engine_requests") == 7
     assert engine.scalar("SELECT count(*) FROM inputs") == 1
 
 
+# --- malformed and hostile lines ------------------------------------------------------------
+
+
 def test_malformed_lines_are_quarantined_with_reasons():
-    engine = _ingest("prefill-0.log", "spellings.log")
+    engine = _ingest("prefill-0.log", "spellings.log", "edge.log")
     got = engine.rows("SELECT source, row, reason FROM quarantine ORDER BY source, row")
-    p, s = str(LOGS / "prefill-0.log"), str(LOGS / "spellings.log")
+    e, p, s = str(LOGS / "edge.log"), str(LOGS / "prefill-0.log"), str(LOGS / "spellings.log")
     assert got == [
-        (p, 14, "ReqTimeStats line without bootstrap_room"),
-        (p, 15, "KV Cache line without #tokens"),
+        (e, 11, "number out of range (#tokens)"),
+        (e, 12, "number out of range (bootstrap_room)"),
+        (p, 14, "KV Cache line without #tokens"),
+        (p, 15, "number out of range (input tokens)"),
         (s, 10, "ReqTimeStats line without type"),
         (s, 11, "ReqTimeStats line without input_len"),
         (s, 12, "ReqTimeStats line without output_len"),
@@ -72,6 +109,23 @@ def test_malformed_lines_are_quarantined_with_reasons():
     ]
 
 
+def test_a_number_over_64_bits_never_loads_as_null():
+    engine = _ingest("edge.log", "prefill-0.log")
+    # edge.log row 11 (#tokens 99999999999999999999) opens no span of its own; row 12's
+    # room 18446744073709551615 and prefill-0.log row 15's token count are not loaded
+    assert (
+        engine.scalar(
+            "SELECT count(*) FROM engine_startup WHERE tokens IS NULL AND kind <> 'server_args'"
+        )
+        == 0
+    )
+    assert engine.scalar("SELECT count(*) FROM engine_requests WHERE rid = 'e-3'") == 0
+    assert engine.scalar("SELECT count(*) FROM engine_aborts WHERE rid = 'p-huge'") == 0
+    assert engine.rows("SELECT node, tokens FROM engine_capacity WHERE node = 'edge'") == [
+        ("edge", 4096)
+    ]
+
+
 def test_quarantine_never_keeps_request_log_text():
     engine = _ingest("spellings.log")
     raws = engine.rows("SELECT raw FROM quarantine WHERE row IN (14, 15)")
@@ -79,21 +133,38 @@ def test_quarantine_never_keeps_request_log_text():
     assert engine.scalar("SELECT count(*) FROM quarantine WHERE raw LIKE '%secret%'") == 0
 
 
-def test_new_and_old_req_time_stats_spellings_parse():
+def test_prompt_text_cannot_pose_as_a_field():
+    engine = _ingest("edge.log")
+    # row 6: text="ignore: bootstrap_room=666, rid='evil'" sits inside its string literal;
+    # the request's own fields are rid='e-1' and bootstrap_room=1234
+    assert engine.rows("SELECT rid, bootstrap_room FROM engine_requests WHERE source_row = 6") == [
+        ("e-1", 1234)
+    ]
+    assert engine.scalar("SELECT count(*) FROM engine_requests WHERE rid = 'evil'") == 0
+
+
+# --- request lines ------------------------------------------------------------------------------
+
+
+def test_req_time_stats_without_bootstrap_room_loads_with_a_null_room():
+    engine = _ingest("prefill-0.log", "spellings.log")
+    got = engine.rows(
+        "SELECT rid, bootstrap_room, input_len, output_len, role FROM engine_requests "
+        "WHERE rid IN ('p-warm', 'r-3') ORDER BY rid"
+    )
+    assert got == [("p-warm", None, 5, 1, "prefill"), ("r-3", None, 20, 5, "decode")]
+
+
+def test_req_time_stats_of_the_placeholder_parse():
     engine = _ingest("prefill-0.log")
     got = engine.rows(
         "SELECT rid, bootstrap_room, input_len, output_len, role, ts FROM engine_requests "
         "WHERE rid IN ('p-aaa', 'p-ccc') ORDER BY rid"
     )
     assert got == [
-        ("p-aaa", 1001, 200000, 1, "prefill", datetime(2026, 8, 27, 1, 0, tzinfo=UTC)),
-        ("p-ccc", 1003, 1, 1, "prefill", datetime(2026, 8, 27, 3, 0, 0, 250000, tzinfo=UTC)),
+        ("p-aaa", 1001, 200000, 1, "prefill", _t(2026, 8, 27, 1, 0)),
+        ("p-ccc", 1003, 1, 1, "prefill", _t(2026, 8, 27, 3, 0)),
     ]
-
-
-def test_bootstrap_room_none_is_null():
-    engine = _ingest("spellings.log")
-    assert engine.rows("SELECT bootstrap_room FROM engine_requests WHERE rid = 'r-3'") == [(None,)]
 
 
 def test_finish_and_receive_lines_in_repr_and_json():
@@ -102,102 +173,175 @@ def test_finish_and_receive_lines_in_repr_and_json():
         "SELECT kind, rid, bootstrap_room, input_len, output_len, finish_reason, ts "
         "FROM engine_requests WHERE kind IN ('finish', 'receive') ORDER BY source_row"
     )
-    t = lambda *a: datetime(2026, 8, 27, *a, tzinfo=UTC)  # noqa: E731
     assert got == [
-        ("receive", "r-1", 42, None, None, None, t(0, 1, 0)),
-        ("finish", "r-1", 42, 150, 7, "stop", t(0, 1, 9)),
-        ("receive", "r-2", 43, None, None, None, t(0, 2, 0)),
-        ("finish", "r-2", 43, 160, 0, "abort", t(0, 2, 3, 250000)),
+        ("receive", "r-1", 42, None, None, None, _t(2026, 8, 27, 0, 1, 0)),
+        ("finish", "r-1", 42, 150, 7, "stop", _t(2026, 8, 27, 0, 1, 9)),
+        ("receive", "r-2", 43, None, None, None, _t(2026, 8, 27, 0, 2, 0)),
+        # row 7 has no envelope: its time is the JSON timestamp
+        ("finish", "r-2", 43, 160, 0, "abort", _t(2026, 8, 27, 0, 2, 3, 250000)),
+    ]
+
+
+def test_openai_receive_lines_without_rid_and_an_abort_finish_without_prompt_tokens_load():
+    engine = _ingest("edge.log")
+    got = engine.rows(
+        "SELECT source_row, kind, rid, bootstrap_room, input_len, output_len, finish_reason "
+        "FROM engine_requests WHERE source_row BETWEEN 7 AND 9 ORDER BY source_row"
+    )
+    assert got == [
+        (7, "receive", None, 1235, None, None, None),  # Receive OpenAI: ... rid=None
+        (8, "receive", None, 1236, None, None, None),  # request.received.openai (no rid key)
+        (9, "finish", "e-2", 1237, None, 0, "abort"),  # AbortReq: no prompt_tokens
     ]
 
 
 def test_aborts_of_every_kind_parse():
-    engine = _ingest("prefill-0.log", "spellings.log")
+    engine = _ingest("prefill-0.log", "spellings.log", "edge.log")
     got = engine.rows(
         "SELECT kind, rid, bootstrap_room, requested_tokens, max_tokens, role FROM engine_aborts "
         "ORDER BY source, source_row"
     )
     assert got == [
-        ("kv_capacity", "p-bbb", 1002, 700000, 681280, "prefill"),
-        ("kv_capacity", "p-ddd", 1004, 800000, 681280, "prefill"),
-        ("input_length", None, None, 1100000, 1048575, "prefill"),
-        ("kv_capacity", "p-ggg", 1007, 690000, 681280, "prefill"),
+        # edge.log: a decode leg that never received its KV
+        ("transfer_failed", "e-4", 1238, None, None, "decode"),
+        # prefill-0.log: the rid from `, self.rid='...'`, the room from its ReqTimeStats
+        ("input_length", "p-bbb", 1002, 700000, 681274, "prefill"),
+        ("input_length", "p-ddd", 1004, 800000, 681274, "prefill"),
+        ("input_length", "p-ggg", 1007, 690000, 681274, "prefill"),
+        # spellings.log: tokenizer, scheduler intake, disaggregation queue
         ("context_length", None, None, 300, 200, "decode"),
-        ("input_length", None, None, 5000, 94, "decode"),
+        ("input_length", "r-9", None, 5000, 89, "decode"),
+        ("kv_capacity", "r-10", None, 96, 95, "decode"),
     ]
+
+
+# --- capacity spans -------------------------------------------------------------------------------
 
 
 def test_capacity_spans_one_per_server_start_with_restart():
     engine = _ingest("prefill-0.log", "decode-0.log")
     got = engine.rows(
-        "SELECT node, role, tokens, context_len, start_ts, end_ts, source_row "
+        "SELECT node, role, tokens, reject_from, context_len, start_ts, end_ts, source_row "
         "FROM engine_capacity ORDER BY node, start_ts"
     )
     assert got == [
-        (
-            "decode-0",
-            "decode",
-            1500000,
-            1048576,
-            datetime(2026, 8, 27, 0, 0, 40, tzinfo=UTC),
-            None,
-            2,
-        ),
+        # min(1048576 - 1, 1500000 - 1) - 5 = 1048570
+        ("decode-0", "decode", 1500000, 1048570, 1048576, _t(2026, 8, 27, 0, 0, 40), None, 2),
+        # the limit the engine printed (rows 8, 11, 16) = min(1048575, 681279) - 5 = 681274;
+        # the span ends where the next start's first KV line (row 20) begins
         (
             "prefill-0",
             "prefill",
             681280,
+            681274,
             1048576,
-            datetime(2026, 8, 27, 0, 0, 30, tzinfo=UTC),
-            datetime(2026, 9, 9, 14, 52, tzinfo=UTC),
+            _t(2026, 8, 27, 0, 0, 30),
+            _t(2026, 9, 9, 14, 52),
             3,
         ),
-        (
-            "prefill-0",
-            "prefill",
-            2040000,
-            1048576,
-            datetime(2026, 9, 9, 14, 52, tzinfo=UTC),
-            None,
-            20,
-        ),
+        # row 19's server_args opens the restart; min(1048575, 2039999) - 5 = 1048570
+        ("prefill-0", "prefill", 2040000, 1048570, 1048576, _t(2026, 9, 9, 14, 52), None, 20),
+    ]
+    assert engine.scalar("SELECT count(*) FROM engine_capacity WHERE note IS NOT NULL") == 0
+
+
+def test_max_total_num_tokens_is_the_capacity_not_the_allocation_lines():
+    engine = _ingest("spellings.log")
+    # KV lines of 100 (TP3) and 90 (PP0 TP0), then max_total_num_tokens=95: the pool is 95;
+    # the engine printed limit 89 = min(200 - 1, 95 - 1) - 5
+    assert engine.rows("SELECT tokens, reject_from, context_len, note FROM engine_capacity") == [
+        (95, 89, 200, None)
     ]
 
 
-def test_mla_and_mha_kv_lines_of_one_start_take_the_smallest_pool():
-    engine = _ingest("spellings.log")
-    assert engine.rows("SELECT tokens, context_len FROM engine_capacity") == [(90, 200)]
-
-
-def test_max_total_num_tokens_stands_in_when_no_kv_line(tmp_path):
+def test_without_a_capacity_line_the_first_plain_allocation_gives_the_pool(tmp_path):
     log = _write(
         tmp_path,
         "node-x.log",
-        "[2026-08-27 00:00:03 TP0] max_total_num_tokens=5000, chunked_prefill_size=8192, "
-        "max_prefill_tokens=16384, max_running_requests=8, context_len=8192, "
-        "available_gpu_mem=1.00 GB",
+        "[2026-08-27 00:00:01 TP0] " + KV.format(5000),
+        "[2026-08-27 00:00:01 TP1] " + KV.format(5000),
     )
     engine = DuckDBEngine()
     sglang.ingest_logs(engine, [log], role="decode")
-    assert engine.rows("SELECT node, role, tokens FROM engine_capacity") == [
-        ("node-x", "decode", 5000)
+    assert engine.rows("SELECT node, role, tokens, reject_from, note FROM engine_capacity") == [
+        (
+            "node-x",
+            "decode",
+            5000,
+            None,
+            "no max_total_num_tokens line (context_len unknown): reject_from not derived",
+        )
     ]
 
 
-def test_same_rank_logging_again_within_a_minute_is_a_new_start(tmp_path):
-    kv = "KV Cache is allocated. #tokens: {}, K size: 1.00 GB, V size: 1.00 GB"
+def test_a_draft_models_second_allocation_does_not_open_a_span(tmp_path):
+    # a speculative draft logs a second allocation line on the same rank, same #tokens,
+    # before the start's capacity line
+    log = _write(
+        tmp_path,
+        "d.log",
+        "[2026-08-27 00:00:00 TP0] " + KV.format(4000),
+        "[2026-08-27 00:00:09 TP0] " + KV.format(4000),
+        "[2026-08-27 00:00:20 TP0] " + POOL.format(4000, 8192),
+    )
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [log], role="decode")
+    assert engine.rows("SELECT tokens, reject_from, start_ts, end_ts FROM engine_capacity") == [
+        (4000, 3994, _t(2026, 8, 27), None)  # min(8191, 3999) - 5
+    ]
+
+
+def test_an_allocation_after_the_capacity_line_is_a_new_start(tmp_path):
     log = _write(
         tmp_path,
         "p.log",
-        "[2026-08-27 00:00:00 TP0] " + kv.format(100),
-        "[2026-08-27 00:00:20 TP0] " + kv.format(200),
+        "[2026-08-27 00:00:00 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 200),
+        "[2026-08-27 00:00:20 TP0] " + KV.format(200),
+        "[2026-08-27 00:00:25 TP0] " + POOL.format(200, 200),
     )
     engine = DuckDBEngine()
     sglang.ingest_logs(engine, [log], role="prefill")
-    assert engine.rows("SELECT tokens, end_ts FROM engine_capacity ORDER BY start_ts") == [
-        (100, datetime(2026, 8, 27, 0, 0, 20, tzinfo=UTC)),
-        (200, None),
+    assert engine.rows(
+        "SELECT tokens, reject_from, end_ts FROM engine_capacity ORDER BY start_ts"
+    ) == [
+        (100, 94, _t(2026, 8, 27, 0, 0, 20)),  # min(199, 99) - 5
+        (200, 194, None),  # min(199, 199) - 5
     ]
+
+
+def test_a_setup_with_another_admission_limit_gets_no_reject_from_but_a_note():
+    engine = _ingest("edge.log")
+    got = engine.rows("SELECT role, tokens, reject_from, note, engine_warned FROM engine_capacity")
+    # dict-form server_args with 'dcp_size': 2: the limit is not min(...) - 5 there
+    assert got == [
+        (
+            "decode",
+            4096,
+            None,
+            "server_args dcp_size=2: the admission limit is not min(context_len - 1, "
+            "tokens - 1) - 5 here, so reject_from is not derived; read it from an "
+            '"exceeds the maximum allowed length (M tokens)" line (reject_from = M)',
+            True,  # row 4: the engine's own pre-flight warning
+        )
+    ]
+
+
+def test_a_start_without_server_args_is_noted_as_assumed_plain(tmp_path):
+    log = _write(
+        tmp_path,
+        "p.log",
+        "[2026-08-27 00:00:00 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 200),
+    )
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [log], role="prefill")
+    assert engine.rows("SELECT reject_from, note FROM engine_capacity") == [
+        (94, "no server_args line for this start: a plain pool is assumed")
+    ]
+
+
+# --- node, role, transactions ------------------------------------------------------------------
 
 
 def test_node_option_overrides_file_name_and_gz_is_read(tmp_path):
@@ -211,9 +355,33 @@ def test_node_option_overrides_file_name_and_gz_is_read(tmp_path):
     assert engine.rows("SELECT DISTINCT node FROM engine_capacity") == [("pf-a",)]
 
 
+def test_a_metrics_export_is_named_by_its_folder():
+    p = LOGS / "0.5.12" / "metrics" / "prefill-0" / "sglang-request-metrics-20260120_14.log"
+    assert sglang.node_from_path(p) == "prefill-0"
+
+
 def test_role_from_req_time_stats_type_when_no_server_args():
     engine = _ingest("spellings.log")
     assert engine.rows("SELECT DISTINCT role FROM engine_capacity") == [("decode",)]
+
+
+def test_role_from_the_dict_form_of_server_args():
+    engine = _ingest("edge.log")
+    assert engine.rows("SELECT DISTINCT role FROM engine_requests") == [("decode",)]
+
+
+def test_an_input_without_a_role_takes_its_nodes_role(tmp_path):
+    folder = tmp_path / "decode-0"
+    folder.mkdir()
+    plain = _write(
+        folder,
+        "requests.log",
+        "[2026-08-27 01:00:04] Receive: obj=GenerateReqInput(rid='d-aaa', bootstrap_room=1001)",
+    )
+    engine = DuckDBEngine()
+    stats = sglang.ingest_logs(engine, [LOGS / "decode-0.log", plain], node="decode-0")
+    assert stats[1].note == "lines=1 other=0 role=from its node"
+    assert engine.rows("SELECT role FROM engine_requests WHERE kind = 'receive'") == [("decode",)]
 
 
 def test_log_with_both_roles_is_refused(tmp_path):
@@ -269,3 +437,42 @@ def test_ingest_dispatch_of_profile_sglang_is_atomic_too(tmp_path):
     with DuckDBEngine(db) as engine:
         assert engine.scalar("SELECT count(*) FROM inputs") == 1
         assert engine.scalar("SELECT count(*) FROM engine_requests") == 6
+
+
+def test_an_older_database_gains_the_new_engine_columns(tmp_path):
+    db = tmp_path / "old.duckdb"
+    with DuckDBEngine(db) as engine:
+        engine.execute(
+            "CREATE TABLE engine_startup (node VARCHAR, role VARCHAR, kind VARCHAR, tags VARCHAR, "
+            "ts TIMESTAMPTZ, tokens BIGINT, context_len BIGINT, source VARCHAR, "
+            "source_row BIGINT)"
+        )
+    with DuckDBEngine(db) as engine:
+        sglang.ingest_logs(engine, [LOGS / "decode-0.log"])
+        assert engine.rows("SELECT tokens, reject_from FROM engine_capacity") == [
+            (1500000, 1048570)
+        ]
+
+
+def test_ingest_of_a_folder_reads_the_metrics_export_beside_the_logs(tmp_path):
+    import shutil
+
+    from forensics import ingest
+
+    # an operator's folder: the two server logs and the metrics/<node>/ exports
+    logs = tmp_path / "logs"
+    shutil.copytree(LOGS / "0.5.12", logs, ignore=shutil.ignore_patterns("*.json"))
+    db = tmp_path / "case.duckdb"
+    report = ingest.ingest([logs], db, profile="sglang")
+    # prefill-0.log, decode-0.log and the two hourly exports under metrics/<node>/
+    assert sorted(Path(s.path).name for s in report.inputs) == [
+        "decode-0.log",
+        "prefill-0.log",
+        "sglang-request-metrics-20260120_14.log",
+        "sglang-request-metrics-20260120_14.log",
+    ]
+    with DuckDBEngine(db) as engine:
+        assert engine.rows(
+            "SELECT node, role, count(*) FROM engine_requests WHERE kind = 'metrics' "
+            "GROUP BY ALL ORDER BY node"
+        ) == [("decode-0", "decode", 3), ("prefill-0", "prefill", 3)]

@@ -43,7 +43,10 @@ def test_a_relative_trace_loads_at_origin_plus_offset(tmp_path):
 
 def test_without_origin_every_record_is_an_implausible_epoch(tmp_path):
     db = tmp_path / "t.duckdb"
-    report = ingest([TRACE], db, mapping=_mapping(tmp_path, 'unit = "ms"\n'))
+    with pytest.raises(InputError, match="loads no record: 4 of 4 record"):
+        ingest([TRACE], db, mapping=_mapping(tmp_path, 'unit = "ms"\n'))
+    # loaded anyway (a deliberate zero), each record says why
+    report = ingest([TRACE], db, mapping=_mapping(tmp_path, 'unit = "ms"\n'), allow_empty=True)
     assert report.totals()["quarantined"] == 4
     reasons = db_rows(db, "SELECT DISTINCT reason FROM quarantine")
     assert reasons == [("implausible epoch ts for unit ms (not within 2000-2100 UTC)",)]
@@ -52,7 +55,7 @@ def test_without_origin_every_record_is_an_implausible_epoch(tmp_path):
 def test_plausibility_applies_to_origin_plus_offset(tmp_path):
     db = tmp_path / "t.duckdb"
     mapping = _mapping(tmp_path, 'unit = "ms"\norigin = "1970-01-01T00:00:00Z"\n')
-    report = ingest([TRACE], db, mapping=mapping)
+    report = ingest([TRACE], db, mapping=mapping, allow_empty=True)
     assert report.totals()["quarantined"] == 4
     reasons = db_rows(db, "SELECT DISTINCT reason FROM quarantine")
     assert reasons == [

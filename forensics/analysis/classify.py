@@ -177,6 +177,7 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     for r in rows:
         r["flagged"] = bool(r["reasons"])
     timing_off = [t["test"] for t in tests[:2] if t["p_value"] is not None and t["p_value"] < ALPHA]
+    untested = [t["test"] for t in tests if t["p_value"] is None]
     if flagged or timing_off:
         verdict = "anomalous"
         parts = []
@@ -187,10 +188,9 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         reason = "; ".join(parts)
     else:
         verdict = "consistent_with_normal_usage"
-        reason = (
-            f"no account flagged and timing consistent with the baseline "
-            f"(every test at family-wise alpha {ALPHA})"
-        )
+        reason = _consistent_reason(tests[:2], untested)
+    if untested:
+        reason += "; not testable on these counts: " + ", ".join(untested)
     result = Classification(
         verdict=verdict,
         flagged_accounts=flagged,
@@ -203,6 +203,17 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     )
     _store(engine, result)
     return result
+
+
+def _consistent_reason(timing: list[dict[str, Any]], untested: list[str]) -> str:
+    """Why nothing is anomalous: no account flagged, and the timing tests that were run found
+    timing consistent with the baseline (an untested one is never called consistent)."""
+    tested = [t["test"] for t in timing if t["test"] not in untested]
+    if tested:
+        timing_text = "timing consistent with the baseline (" + ", ".join(tested) + ")"
+    else:
+        timing_text = "timing not tested"
+    return f"no account flagged and {timing_text} at family-wise alpha {ALPHA}"
 
 
 # --- the tests -----------------------------------------------------------------------------

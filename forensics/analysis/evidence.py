@@ -4,9 +4,14 @@
 otherwise a JSON-ready dict for summary.json:
 
 - `engine_signature`: bootstrap_rooms showing the bug's signature: the prefill leg was
-  rejected for capacity (abort line on a prefill node, or a prefill ReqTimeStats with
-  input_len = 1) while the decode leg with the same bootstrap_room finished normally
-  (output_len > 0, not aborted). The rows are materialized as `engine_signature`.
+  refused at intake and ran a one-token placeholder (a rejection line on a prefill node, or
+  a prefill ReqTimeStats / Finish / metrics record with 1 prompt token that did not abort)
+  while the decode leg with the same bootstrap_room decoded the full prompt and finished
+  normally (more than 1 prompt token, output_len > 0, not aborted). SGLang up to 0.5.18
+  only. The rows are materialized as `engine_signature`.
+- `engine_refused`: bootstrap_rooms the engine refused without exposure (SGLang 0.5.21+:
+  the prefill retired the request at intake, the decode never got its KV); never counted in
+  the signature. The rows are materialized as `engine_refused`.
 - `engine_confirmed`: the gateway's exposed responses (band `exposed`) that carry the
   signature, i.e. `engine_reconciliation.matched.count`; None without `bands`.
 - `engine_reconciliation`: against the gateway's exposed requests (`bands`), joined on
@@ -57,11 +62,14 @@ def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
     if not has_engine_evidence(engine):
         return None
     engine.materialize("engine_signature", "evidence/signature")
+    engine.materialize("engine_refused", "evidence/refused")
     signature = engine.scalar("SELECT count(*) FROM engine_signature")
+    refused = engine.scalar("SELECT count(*) FROM engine_refused")
     have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
     rec = reconcile(engine) if have_gateway else None
     return {
         "engine_signature": int(signature),
+        "engine_refused": int(refused),
         "engine_confirmed": rec["matched"]["count"] if rec is not None else None,
         "engine_reconciliation": rec,
         "engine_capacity": capacity_timeline(engine),
@@ -71,5 +79,5 @@ def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
 
 def capacity_timeline(engine: SQLEngine) -> list[dict[str, Any]]:
     """The derived capacity spans without provenance paths (these depend on where logs sit)."""
-    keys = ("role", "node", "tokens", "context_len", "start", "end")
+    keys = ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
     return [{k: span[k] for k in keys} for span in capacity.timeline(engine)]

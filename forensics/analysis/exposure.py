@@ -35,14 +35,19 @@ def require_requests(engine: SQLEngine) -> None:
 def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataFrame, str]]:
     """The case file's values as tables: name -> (frame, the column its rows sort by).
     `case_capacity.ordinal` is the file order (the first matching entry wins);
+    `case_capacity.reject_from` is NULL where the entry has none;
     `case_exclusions` is empty when exclusions are off."""
     capacity = pl.DataFrame(
-        [(i, c.role, c.nodes, c.tokens, c.start, c.end) for i, c in enumerate(case.capacity)],
+        [
+            (i, c.role, c.nodes, c.tokens, c.reject_from, c.start, c.end)
+            for i, c in enumerate(case.capacity)
+        ],
         schema={
             "ordinal": pl.Int32,
             "role": pl.String,
             "nodes": pl.String,
             "tokens": pl.Int64,
+            "reject_from": pl.Int64,
             "start_ts": _UTC,
             "end_ts": _UTC,
         },
@@ -112,6 +117,13 @@ def totals(engine: SQLEngine) -> tuple[int, int]:
     """(exposure count, affected accounts)."""
     row = engine.frame("exposure/totals").row(0)
     return int(row[0]), int(row[1])
+
+
+def delivery(engine: SQLEngine) -> dict[str, int]:
+    """Exposed responses by delivered content: {delivered, empty, unknown} (completion_tokens
+    > 0, = 0, NULL). They sum to the exposure count; NULL is never taken for 0."""
+    row = engine.frame("exposure/delivery").row(0, named=True)
+    return {key: int(row[key]) for key in ("delivered", "empty", "unknown")}
 
 
 def write_exposed_csv(engine: SQLEngine, path: Path) -> Path:

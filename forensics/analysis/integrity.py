@@ -160,12 +160,13 @@ def check(
 
 
 def write_manifest(engine: SQLEngine, case: Case, out: Path, written: list[Path]) -> Path:
-    """Write `out`/manifest.json: the files `written` now (those under `out`) and those an
-    earlier manifest there listed that still exist, each hashed as it is now; the inputs;
+    """Write `out`/manifest.json: the files `written` now (those under `out`; a folder
+    stands for every file under it) and those an earlier manifest there listed that still
+    exist, each hashed as it is now; the inputs;
     the case file; the analysis record; the versions. Returns its path."""
     out = Path(out)
     manifest = out / MANIFEST
-    found = {_inside(p, out) for p in written} | _listed(manifest)
+    found = {_inside(f, out) for p in written for f in _files(Path(p))} | _listed(manifest)
     names = {n for n in found if n is not None and n != MANIFEST and (out / n).is_file()}
     files, not_hashed = [], []
     for name in sorted(names):
@@ -191,6 +192,13 @@ def write_manifest(engine: SQLEngine, case: Case, out: Path, written: list[Path]
         "tool": versions(),
     }
     return write_json(body, manifest)
+
+
+def _files(path: Path) -> list[Path]:
+    """`path`, or every file under it when it is a folder (e.g. notify/notices/)."""
+    if path.is_dir():
+        return sorted(f for f in path.rglob("*") if f.is_file())
+    return [path]
 
 
 def _inside(path: Path, folder: Path) -> str | None:

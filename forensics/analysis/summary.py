@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..case import Case
+from ..case import Capacity, Case
 from ..engines import SQLEngine, TableMissing, needing
 from ..formats import iso_z, relative_path, write_json
 from ..schema import INGEST_KEYS
@@ -23,6 +23,8 @@ from . import exposure
 from .owners import OwnersResult
 
 NO_CLASSIFICATION = "insufficient_data"
+# how sure the figures are (forensics.analysis.uncertainty, assumptions, coverage, scope)
+EVIDENCE_KEYS = ("exposure_range", "assumptions", "coverage", "warnings")
 
 
 def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
@@ -34,16 +36,7 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
         "context_window": case.context_window,
         "success_status": list(case.success_status),
         "window": {"start": iso_z(case.window_start), "end": iso_z(case.window_end)},
-        "capacity": [
-            {
-                "role": c.role,
-                "nodes": c.nodes,
-                "tokens": c.tokens,
-                "start": iso_z(c.start),
-                "end": iso_z(c.end),
-            }
-            for c in case.capacity
-        ],
+        "capacity": [_capacity_entry(c) for c in case.capacity],
         "exclusions": {
             "applied": exclusions,
             "entries": [
@@ -60,7 +53,24 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
             "policy": case.attribution.policy,
             "lookback_seconds": int(case.attribution.lookback.total_seconds()),
         },
+        "uncertainty": {
+            "clock_skew_seconds": _seconds(case.uncertainty.clock_skew.total_seconds()),
+            "prompt_tokens_tolerance": case.uncertainty.prompt_tokens_tolerance,
+        },
     }
+
+
+def _capacity_entry(c: Capacity) -> dict[str, Any]:
+    """One [[capacity]] entry as the case file gives it (reject_from only where written)."""
+    entry: dict[str, Any] = {"role": c.role, "nodes": c.nodes, "tokens": c.tokens}
+    if c.reject_from is not None:
+        entry["reject_from"] = c.reject_from
+    entry.update(start=iso_z(c.start), end=iso_z(c.end))
+    return entry
+
+
+def _seconds(value: float) -> int | float:
+    return int(value) if value.is_integer() else value
 
 
 def ingest_figures(
@@ -107,12 +117,15 @@ def build_summary(
 
     `classification` is `Classification.to_summary()` (verdict `insufficient_data` and no
     flagged accounts without it); `evidence` holds engine-log keys (preflight, ...) if any.
+    The evidence behind the figures (`EVIDENCE_KEYS`: exposure range, assumptions, coverage,
+    warnings) is None here; the analysis step fills it in (`forensics.pipeline.evidence_of`).
     """
     count, affected = exposure.totals(engine)
     ingest, inputs = ingest_figures(engine, case.folder)
     summary: dict[str, Any] = {
         **case_config(case, exclusions),
         "exposure_count": count,
+        "exposed_by_delivery": exposure.delivery(engine),
         "affected_accounts": affected,
         "excluded_by_reason": exposure.excluded_by_reason(engine, case, exclusions),
         "bands": exposure.band_counts(engine),
@@ -125,6 +138,7 @@ def build_summary(
         "data_owners": owners.to_summary() if owners is not None else None,
         "tool": versions(),
     }
+    summary.update(dict.fromkeys(EVIDENCE_KEYS))
     if evidence:
         summary.update(evidence)
     return summary

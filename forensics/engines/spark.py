@@ -376,7 +376,10 @@ def _ordered_list(order: exp.Order, where: exp.Expression | None = None) -> exp.
 
 
 def _glob_regex(pattern: exp.Expression) -> exp.Expression:
-    """A SQL expression turning a glob pattern (`*`, `?`, `[...]`) into an anchored regex."""
+    """A SQL expression turning a glob pattern (`*`, `?`, `[...]`) into an anchored regex.
+    The one-character classes `[[]`, `[*]` and `[?]` (how a generated [[capacity]] entry
+    writes a literal `[`, `*` or `?`) become escaped characters first, so the wildcard steps
+    skip them and Java does not read a nested class."""
     escaped = exp.Anonymous(
         this="REGEXP_REPLACE",
         expressions=[
@@ -385,12 +388,25 @@ def _glob_regex(pattern: exp.Expression) -> exp.Expression:
             exp.Literal.string(r"\\$1"),
         ],
     )
-    star = exp.Anonymous(
+    literal_bracket = exp.Anonymous(  # Java reads a `[` inside a class as a nested class
         this="REPLACE",
-        expressions=[escaped, exp.Literal.string("*"), exp.Literal.string(".*")],
+        expressions=[escaped, exp.Literal.string("[[]"), exp.Literal.string(r"\[")],
+    )
+    literal_star = exp.Anonymous(
+        this="REPLACE",
+        expressions=[literal_bracket, exp.Literal.string("[*]"), exp.Literal.string(r"\*")],
+    )
+    literal_qmark = exp.Anonymous(
+        this="REPLACE",
+        expressions=[literal_star, exp.Literal.string("[?]"), exp.Literal.string(r"\?")],
+    )
+    star = exp.Anonymous(
+        this="REGEXP_REPLACE",
+        expressions=[literal_qmark, exp.Literal.string(r"(?<!\\)\*"), exp.Literal.string(".*")],
     )
     qmark = exp.Anonymous(
-        this="REPLACE", expressions=[star, exp.Literal.string("?"), exp.Literal.string(".")]
+        this="REGEXP_REPLACE",
+        expressions=[star, exp.Literal.string(r"(?<!\\)\?"), exp.Literal.string(".")],
     )
     negated = exp.Anonymous(
         this="REPLACE", expressions=[qmark, exp.Literal.string("[!"), exp.Literal.string("[^")]

@@ -16,17 +16,18 @@ an earlier input makes every record of it a duplicate or a conflict likewise.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import scratch
-from ..engines import DuckDBEngine
+from ..engines import DuckDBEngine, queries
 from ..errors import InputError, option
 from ..mapping import Mapping, load_mapping, profile
 from ..progress import SILENT, Progress, step
 from ..schema import INGEST_KEYS, InputStats
 from . import inputfile, sglang
-from .inputfile import resolve_inputs
+from .inputfile import hash_file, resolve_inputs
 from .load import already, load_all
 from .staging import drop_scratch, stage
 from .store import export_parquet, new_db_name, publish_db
@@ -35,6 +36,7 @@ __all__ = [
     "IngestReport",
     "InputStats",
     "export_parquet",
+    "hash_file",
     "ingest",
     "ingest_into",
     "resolve_inputs",
@@ -69,9 +71,11 @@ def ingest(
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
     force: bool = False,
+    allow_empty: bool = False,
 ) -> IngestReport:
     """Ingest `paths` (files, globs, folders) into the case database file `db`; `force`
-    re-ingests inputs already loaded (see `ingest_into`).
+    re-ingests inputs already loaded, `allow_empty` loads an input none of whose records can
+    be loaded (see `ingest_into`).
 
     A database held by another process is refused (DuckDB's file lock). A new database is
     built under a scratch name beside `db` and linked into place only when complete, so a
@@ -94,6 +98,7 @@ def ingest(
                 temp_dir=temp_dir,
                 progress=progress,
                 force=force,
+                allow_empty=allow_empty,
             )
         if new is not None:
             publish_db(new, db_path)
@@ -116,8 +121,14 @@ def ingest_into(
     temp_dir: str | Path | None = None,
     progress: Progress = SILENT,
     force: bool = False,
+    allow_empty: bool = False,
 ) -> IngestReport:
     """Ingest `paths` into an open case database; all inputs commit together or not at all.
+
+    A request log that loads no record while some are quarantined (a mapping that reads
+    every time in the wrong unit, say) is refused, naming its top quarantine reasons, and
+    nothing is written; `allow_empty` loads it anyway (its quarantine rows kept) with a
+    warning. Each input's top three quarantine reasons are in its `InputStats.reasons`.
 
     An input already loaded (same sha256) is skipped, unless this mapping differs from the
     one it was loaded with: that is refused (InputError naming the file). With `force`, such
@@ -134,7 +145,10 @@ def ingest_into(
                 fix=f"ingest the engine logs into a new {option('db')}",
             )
         with step(progress, "ingest: engine logs", _bytes(files), "bytes") as bar:
-            stats = sglang.ingest_logs(engine, files, node=node, role=role)
+            stats = [
+                _with_reasons(engine, s)
+                for s in sglang.ingest_logs(engine, files, node=node, role=role)
+            ]
             bar.advance(sum(s.bytes for s in stats))
         report = IngestReport(inputs=stats)
         report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
@@ -160,7 +174,9 @@ def ingest_into(
                     p.table = stage(engine, p, i)
                 bar.advance(p.size)
         with step(progress, "ingest: load", sum(p.size for p in prepared), "bytes") as bar:
-            report.warnings.extend(load_all(engine, prepared, m, report.inputs, bar))
+            report.warnings.extend(
+                load_all(engine, prepared, m, report.inputs, bar, allow_empty=allow_empty)
+            )
     finally:
         drop_scratch(engine)
         scratch.remove(scratch_dir)  # ignores errors: cleanup never fails the ingest
@@ -177,6 +193,14 @@ def _bytes(files: list[Path]) -> int:
         with contextlib.suppress(OSError):
             total += f.stat().st_size
     return total
+
+
+def _with_reasons(engine: DuckDBEngine, stats: InputStats) -> InputStats:
+    """An engine log's accounting with its top quarantine reasons (when it loaded now)."""
+    if not stats.quarantined or (stats.note and "already" in stats.note):
+        return stats
+    rows = engine.rows(queries.load("ingest/source_reasons"), source=stats.path)
+    return dataclasses.replace(stats, reasons=tuple((str(r), int(n)) for r, n in rows))
 
 
 def resolve_mapping(mapping: str | Path | None, profile_name: str | None) -> Mapping:

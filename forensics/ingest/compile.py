@@ -34,11 +34,12 @@ def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
 
 
 def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
-    """The fields used, the SELECT (with its parameters) of the mapped records: __row,
-    __raw, __err, v_<field> as text, extra; and the SELECT (same parameters) of each
-    record's raw values: __row, raw = a JSON object of its mapped values only (source path
-    -> value as in the source; `fields.F`/`extra.X` -> the value of a { sql } source), never
-    unmapped content such as prompt text; for an unreadable record, `__raw` ({"bytes": N})."""
+    """The mapping `m` on staged input `p` (view `_ing_src`), as `Compiled`: the fields
+    used, the SELECT of the mapped records (__row, __raw, __err, v_<field> as text, n_<field>
+    typed, extra) and the SELECT (same parameters) of each quarantined record's raw values:
+    __row, raw = a JSON object of its mapped values only (source path -> value as in the
+    source; `fields.F`/`extra.X` -> the value of a { sql } source), never unmapped content
+    such as prompt text; for an unreadable record, `__raw` ({"bytes": N})."""
     params: dict[str, Any] = {}
     source = "_ing_src"  # what the mapped SELECT reads (and { sql = ... } binds against)
     if p.fmt == "jsonl":

@@ -37,16 +37,21 @@ def load_all(
     m: Mapping,
     stats: list[InputStats],
     progress: Progress,
+    allow_empty: bool = False,
 ) -> list[str]:
     """Load every staged input in one transaction, appending each one's accounting to
-    `stats` (bytes reported to `progress`); returns the warnings."""
+    `stats` (bytes reported to `progress`); returns the warnings. An input none of whose
+    records can be read as mapped (every one quarantined for a failed check) is refused
+    (InputError naming its top reasons; the transaction rolls back) unless `allow_empty`."""
     warnings: list[str] = []
     with engine.transaction():
         for ddl in (
             schema.REQUESTS_DDL,
             schema.INPUTS_DDL,
             schema.INPUTS_MIGRATE,
+            schema.INPUTS_MIGRATE_FIELDS,
             schema.QUARANTINE_DDL,
+            schema.QUARANTINE_VALUES_DDL,
         ):
             engine.execute(ddl)
         engine.run("ingest/macro_time")
@@ -59,13 +64,39 @@ def load_all(
         )
         seen: dict[str, str] = {}
         for p in prepared:
-            stats.append(_one(engine, p, m, seen, warnings))
+            stats.append(_one(engine, p, m, seen, warnings, allow_empty))
             progress.advance(p.size)
     return warnings
 
 
+def _refuse_empty(stats: InputStats, m: Mapping, allow_empty: bool, warnings: list[str]) -> None:
+    """An input none of whose records could be read as mapped loads nothing: refused, naming
+    its top quarantine reasons, unless a zero is deliberate (`allow_empty`). (An input whose
+    records are all duplicates or conflicting duplicates of loaded ones is read fine: its
+    content is in the database already, and conflicts are judged by the exposure range.)"""
+    reasons = "; ".join(f"{reason} {n:,}" for reason, n in stats.reasons)
+    what = (
+        f"loads no record: {stats.quarantined:,} of {stats.rows_read:,} record(s) quarantined "
+        f"(top reasons: {reasons})"
+    )
+    if allow_empty:
+        warnings.append(f"{stats.path}: {what}")
+        return
+    raise InputError(
+        what,
+        where=stats.path,
+        fix=f"fix the mapping ({m.origin}) for these reasons, or give {option('allow_empty')} "
+        "to load it with no record",
+    )
+
+
 def _one(
-    engine: DuckDBEngine, p: Prepared, m: Mapping, seen: dict[str, str], warnings: list[str]
+    engine: DuckDBEngine,
+    p: Prepared,
+    m: Mapping,
+    seen: dict[str, str],
+    warnings: list[str],
+    allow_empty: bool = False,
 ) -> InputStats:
     if p.replaces is not None and p.sha256 not in seen:
         _forget(engine, p)
@@ -154,12 +185,21 @@ def _one(
             f"{p.path}: {read} records read but {loaded} loaded, {dups} duplicates and "
             f"{quarantined} quarantined"
         )
+    reasons: tuple[tuple[str, int], ...] = ()
     if quarantined:
         # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw`
         # on __row); `raw_sql` reads only those
         engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
         engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
-    stats = InputStats(p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note)
+        engine.run("ingest/insert_quarantine_values", source=p.path)
+        reasons = tuple(
+            (str(reason), int(n)) for reason, n in engine.rows(queries.load("ingest/top_reasons"))
+        )
+    stats = InputStats(
+        p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note, reasons
+    )
+    if loaded == 0 and quarantined == read and not engine.scalar(queries.load("ingest/conflicts")):
+        _refuse_empty(stats, m, allow_empty, warnings)
     engine.run(
         "ingest/insert_input",
         path=p.path,
@@ -172,6 +212,7 @@ def _one(
         format=p.fmt,
         note=p.note,
         mapping_sha256=mapping_digest(m),
+        fields=",".join(f.name for f in schema.REQUEST_FIELDS if f.name in compiled.fields),
     )
     return stats
 
@@ -266,6 +307,10 @@ def _forget(engine: DuckDBEngine, p: Prepared) -> None:
             where=p.path,
             fix=f"ingest every log into a new {option('db')} instead",
         )
-    for query in ("ingest/forget_requests", "ingest/forget_quarantine"):
+    for query in (
+        "ingest/forget_requests",
+        "ingest/forget_quarantine",
+        "ingest/forget_quarantine_values",
+    ):
         engine.run(query, path=p.replaces)
     engine.run("ingest/forget_input", sha256=p.sha256)

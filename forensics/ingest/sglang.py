@@ -1,32 +1,43 @@
-"""SGLang server logs as evidence (profile `sglang`): capacity lines, per-request stats, aborts.
+"""SGLang server logs as evidence (profile `sglang`): capacity lines, per-request lines,
+rejections; every spelling of SGLang 0.4.10 .. 0.5.23 (docs/engine-logs.md).
 
 `ingest_logs(engine, files, node=, role=)` reads each log DuckDB-natively (whole lines,
 numbered from 1, matched with regular expressions in `queries/sglang/parse.sql`) into:
 
-- `engine_startup` (every capacity line) and `engine_capacity` (one span per server start,
-  rebuilt after each ingest: a span ends at the node's next start),
-- `engine_requests` (ReqTimeStats / Req Time Stats, Finish and Receive lines; `kind` says
-  which, `finish_reason` the Finish line's finish_reason type),
-- `engine_aborts` (`kind`: kv_capacity = "Request R exceeds the maximum number of tokens",
-  input_length = scheduler "Input length (N tokens) exceeds the maximum allowed length",
-  context_length = tokenizer "The input (N tokens) is longer than the model's context length").
+- `engine_startup` (server_args, KV pool allocation, sliding-window pool, max_total_num_tokens
+  and engine pre-flight lines) and `engine_capacity` (one span per server start, with the
+  admission limit `reject_from`; rebuilt after each ingest: a span ends at the node's next
+  start),
+- `engine_requests` (ReqTimeStats / Req Time Stats, Finish and Receive lines in text or JSON,
+  and the records of a `--export-metrics-to-file` export; `kind` says which, `finish_reason`
+  the finish_reason type),
+- `engine_aborts` (`kind`: input_length = scheduler "Input length (N tokens) exceeds the
+  maximum allowed length (M tokens) ..., self.rid='R'", truncated = the same check under
+  --allow-auto-truncate, kv_capacity = "Request R exceeds the maximum number of tokens",
+  context_length = tokenizer "The input (N tokens) is longer than the model's context
+  length", transfer_failed = "Decode transfer failed for request ...").
 
 Accounting per input (the `inputs` row): a line is an evidence record when it looks like one
-of the lines above; `rows_read` = evidence records, `rows_loaded` = those loaded,
-`quarantined` = malformed ones (reason in `quarantine`), so rows_read = rows_loaded +
-quarantined as for every input. Every other line (startup chatter, progress, server_args,
-blank lines) is not a record: the note says how many lines the file held and how many
-were other output, e.g. `lines=120 other=97`. Nothing is lost silently.
+of the lines above; `rows_read` = evidence records = `rows_loaded` + `duplicates` +
+`quarantined`, as for every input. A duplicate is an `[http_server] Error:` line that repeats
+an abort message the scheduler or the Finish line already carries (it names no rid). Every
+other line (progress, uvicorn, blank lines) is not a record: the note says how many lines
+the file held and how many were other output, e.g. `lines=120 other=97`. Nothing is lost
+silently; a number too large for a 64-bit integer quarantines its line.
 
 Times in the `[YYYY-MM-DD HH:MM:SS …]` envelope carry no zone and are read as UTC. The node
-id is `node` or the file name without `.log`/`.gz`/`.zst`/`.txt`; the role is `role`, else the
-`disaggregation_mode` in the server_args line, else the `type=` of its ReqTimeStats lines.
-Inputs are keyed on sha256: a file already in `inputs` is not read again. All files of one
-call are committed in one transaction, as gateway ingest does: a failure changes nothing.
+id is `node`, or the file name without `.log`/`.gz`/`.zst`/`.txt` (for a metrics export,
+`sglang-request-metrics-YYYYMMDD_HH.log`, named by the hour only: its folder's name). The
+role is `role`, else the `disaggregation_mode` in the server_args line, else the `type=` of
+its ReqTimeStats lines, else the one role the node's other inputs name. Inputs are keyed on
+sha256: a file already in `inputs` is not read again. All files of one call are committed in
+one transaction, as gateway ingest does: a failure changes nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 import duckdb
@@ -40,11 +51,15 @@ from .inputfile import hash_file
 # read each line whole: a 4-byte delimiter that never occurs in a log, no quoting
 LINE_DELIM = "\x1e\x1f\x1e\x1f"
 _SUFFIXES = (".gz", ".zst", ".log", ".txt")
+_UNKNOWN_ROLE = " role=unknown (give its role)"
 _PARSED = "_sglang_parsed"
+# the metrics exporter's hourly file (request_metrics_exporter.py): named by the hour only
+_METRICS_FILE = re.compile(r"^sglang-request-metrics-\d{8}_\d{2}$")
 
 
 def node_from_path(path: Path) -> str:
-    """The node id a log's file name implies: its name without .log/.gz/.zst/.txt."""
+    """The node id a log's file name implies: its name without .log/.gz/.zst/.txt; for a
+    metrics export (`sglang-request-metrics-YYYYMMDD_HH.log`), the name of its folder."""
     name = path.name
     changed = True
     while changed:
@@ -53,6 +68,8 @@ def node_from_path(path: Path) -> str:
             if name.endswith(suffix) and len(name) > len(suffix):
                 name = name[: -len(suffix)]
                 changed = True
+    if _METRICS_FILE.match(name) and path.parent.name:
+        return path.parent.name
     return name
 
 
@@ -72,7 +89,7 @@ def _role(engine: DuckDBEngine, path: Path, role: str | None) -> str | None:
             )
         return role
     found = engine.rows(queries.load("sglang/role"))
-    for kind in ("role_marker", "time_stats"):
+    for kind in ("server_args", "time_stats"):
         legs = sorted({leg for k, leg, _ in found if k == kind})
         if len(legs) == 1:
             return legs[0]
@@ -112,11 +129,12 @@ def _ingest_all(
         digest = hash_file(path)
         size = path.stat().st_size
         prior = engine.rows(
-            "SELECT rows_read, rows_loaded, quarantined FROM inputs WHERE sha256 = $sha",
+            "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
+            "WHERE sha256 = $sha",
             sha=digest,
         )
         if prior:
-            read, loaded, quarantined = prior[0]
+            read, loaded, duplicates, quarantined = prior[0]
             out.append(
                 InputStats(
                     str(path),
@@ -124,7 +142,7 @@ def _ingest_all(
                     size,
                     read,
                     loaded,
-                    0,
+                    duplicates,
                     quarantined,
                     "sglang",
                     "already ingested (same sha256): nothing changed",
@@ -133,8 +151,21 @@ def _ingest_all(
             continue
         out.append(_ingest_one(engine, path, digest, size, node, role))
     engine.run("sglang/fill_abort_rooms")
+    engine.run("sglang/fill_roles")
     engine.materialize("engine_capacity", "sglang/capacity")
-    return out
+    return [_role_note(engine, s) for s in out]
+
+
+def _role_note(engine: DuckDBEngine, stats: InputStats) -> InputStats:
+    """The note of an input whose role stayed unknown (nor its node's other inputs tell)."""
+    if not stats.note or not stats.note.endswith(_UNKNOWN_ROLE):
+        return stats
+    roleless, with_role = engine.rows(queries.load("sglang/roleless"), source=stats.path)[0]
+    if roleless or not with_role:
+        return stats
+    note = stats.note[: -len(_UNKNOWN_ROLE)] + " role=from its node"
+    engine.run("sglang/set_note", note=note, sha256=stats.sha256)
+    return dataclasses.replace(stats, note=note)
 
 
 def _ingest_one(
@@ -166,11 +197,11 @@ def _ingest_one(
         ("quarantine", "sglang/insert_quarantine"),
     ):
         engine.execute(f"INSERT INTO {table} {queries.load(query)}", **ids)
-    loaded, quarantined = engine.rows(queries.load("sglang/counts"))[0]
-    read = loaded + quarantined
+    loaded, duplicates, quarantined = engine.rows(queries.load("sglang/counts"))[0]
+    read = loaded + duplicates + quarantined
     note = f"lines={lines} other={lines - read}"
     if server_role is None:
-        note += " role=unknown (give its role)"
+        note += _UNKNOWN_ROLE
     engine.run(
         "sglang/record_input",
         path=str(path),
@@ -178,8 +209,11 @@ def _ingest_one(
         bytes=size,
         rows_read=read,
         rows_loaded=loaded,
+        duplicates=duplicates,
         quarantined=quarantined,
         note=note,
     )
     engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
-    return InputStats(str(path), digest, size, read, loaded, 0, quarantined, "sglang", note)
+    return InputStats(
+        str(path), digest, size, read, loaded, duplicates, quarantined, "sglang", note
+    )

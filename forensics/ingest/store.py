@@ -48,7 +48,14 @@ def _created_meanwhile(db: Path) -> InputError:
     )
 
 
-PARQUET_SIDE_TABLES = ("inputs", "engine_capacity", "engine_requests", "engine_aborts")
+PARQUET_SIDE_TABLES = (
+    "inputs",
+    "quarantine",
+    "quarantine_values",
+    "engine_capacity",
+    "engine_requests",
+    "engine_aborts",
+)
 
 
 def export_parquet(engine: DuckDBEngine, out_dir: str | Path) -> Path:

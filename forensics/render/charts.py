@@ -3,13 +3,23 @@
 Every time value arrives as an ISO 8601 UTC string (`...Z`) and every axis uses a UTC scale,
 so a chart looks the same in any browser time zone and serialises to the same bytes. Rows are
 sorted by the caller; no chart uses selections, so no generated parameter names appear.
-Used by the report and the notebook through `forensics.render.figures`.
+Used by the report and the notebook through `forensics.render.figures`, which chooses between
+the one-mark-per-row charts and the binned ones (`timeline_binned_chart`,
+`size_density_chart`) that draw counts when there are too many rows to draw each.
+
+A chart's rows are never inside its Altair objects: each layer names its rows (`ChartData`)
+and the top-level chart carries them once, as `datasets`. So Altair neither validates the
+rows one by one against its schema nor copies them as layers are composed, and rows two
+layers draw are embedded once.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 import altair as alt
 import polars as pl
@@ -24,7 +34,44 @@ BAND_LABELS = {band: BAND_MEANINGS[band] for band in BAND_ORDER}
 SERIES_COLOURS = {"exposed": "#d62728", "baseline": "#1f77b4"}
 WINDOW_COLOUR = "#d62728"
 MAX_ACCOUNT_LANES = 40
+BIN_UNITS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+COUNT_COLOURS = ("#fcae91", "#67000d")  # fewest to most, in the binned charts
 _WIDTH = 780
+
+TopLevel = TypeVar("TopLevel", bound=alt.TopLevelMixin)
+
+
+class ChartData:
+    """The rows of one chart, by the content-hash name Altair itself would give them: each
+    layer refers to its rows with `data(frame)` and `attach` puts every row set once into the
+    top-level chart's `datasets`. Text values are `printable` (an id with a control
+    character draws as an escape)."""
+
+    def __init__(self) -> None:
+        self.sets: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, frame: pl.DataFrame) -> alt.NamedData:
+        rows = [
+            {k: printable(v, one_line=True) if isinstance(v, str) else v for k, v in row.items()}
+            for row in frame.iter_rows(named=True)
+        ]
+        name = dataset_name(rows)
+        self.sets.setdefault(name, rows)
+        return alt.NamedData(name=name)
+
+    def attach(self, chart: TopLevel) -> TopLevel:
+        """`chart` carrying the rows (set as an attribute: not validated, not copied)."""
+        setattr(chart, "datasets", dict(sorted(self.sets.items())))  # noqa: B010 (untyped)
+        return chart
+
+
+def dataset_name(rows: list[dict[str, Any]]) -> str:
+    """The name Altair gives inline rows when it moves them to `datasets` (a content hash),
+    so a chart's spec is the same as when Altair held the rows itself."""
+    if rows == [{}]:
+        return "empty"
+    text = json.dumps(rows, sort_keys=True, default=str)
+    return "data-" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _utc_x(field: str, title: str | None, domain: list[str] | None = None, **axis: Any) -> alt.X:
@@ -37,20 +84,12 @@ def _utc_x(field: str, title: str | None, domain: list[str] | None = None, **axi
     )
 
 
-def _values(frame: pl.DataFrame) -> alt.InlineData:
-    """Inline data as plain JSON rows (no generated dataset names beyond content hashes),
-    every text value `printable` (an id with a control character draws as an escape)."""
-    rows = [
-        {k: printable(v, one_line=True) if isinstance(v, str) else v for k, v in row.items()}
-        for row in frame.iter_rows(named=True)
-    ]
-    return alt.InlineData(values=rows)
-
-
-def _window_rect(start: str, end: str, x: alt.X, label: str = "exposure window") -> alt.Chart:
+def _window_rect(
+    data: ChartData, start: str, end: str, x: alt.X, label: str = "exposure window"
+) -> alt.Chart:
     frame = pl.DataFrame({"start": [start], "end": [end], "what": [label]})
     return (
-        alt.Chart(_values(frame))
+        alt.Chart(data(frame))
         .mark_rect(color=WINDOW_COLOUR, opacity=0.10)
         .encode(
             x=x,
@@ -71,8 +110,160 @@ def timeline_chart(
     window_end: str,
 ) -> alt.VConcatChart:
     """The incident timeline: events (at, label) over the whole story with the exposure window
-    shaded and every exposed response (ts, account_id) as a tick; below, the window zoomed in
-    with one lane per affected account (or prompt size when there are too many accounts)."""
+    shaded and every exposed response (ts, account_id, prompt_tokens) as a tick; below, the
+    window zoomed in with one lane per affected account (or prompt size when there are too
+    many accounts). Both panels draw the responses from one dataset."""
+    data = ChartData()
+    rows = data(exposed)
+    n = exposed.height
+
+    def ticks(x: alt.X, lo: alt.YDatum, hi: alt.Y2Datum) -> alt.Chart:
+        return (
+            alt.Chart(rows)
+            .mark_rule(color=WINDOW_COLOUR, strokeWidth=1.2, opacity=0.8)
+            .encode(
+                x=x,
+                y=lo,
+                y2=hi,
+                tooltip=[
+                    alt.Tooltip("ts:N", title="exposed response at (UTC)"),
+                    alt.Tooltip("account_id:N", title="account"),
+                ],
+            )
+        )
+
+    label = f"Exposed responses ({n:,}), one red line each"
+    overview = _overview(data, events, window_start, window_end, ticks, "ts", label)
+    lanes = _exposure_lanes(data, rows, exposed, events, window_start, window_end)
+    return data.attach(alt.vconcat(overview, lanes))
+
+
+def timeline_binned_chart(
+    events: pl.DataFrame,
+    bins: pl.DataFrame,
+    unit: str,
+    responses: int,
+    accounts: int,
+    window_start: str,
+    window_end: str,
+) -> alt.VConcatChart:
+    """The incident timeline when there are too many exposed responses to draw each: the
+    `responses` exposed responses of `accounts` accounts counted per `unit` (hour or day) in
+    `bins` (start, end, responses and either account_id, smallest, largest when there are at
+    most MAX_ACCOUNT_LANES accounts, or prompt_from, prompt_to, prompts otherwise). Above,
+    the count per bin in the exposure lane (darker = more); below, the count per account
+    lane and bin, or per bin and prompt-size band. Hovering a cell shows its exact count."""
+    data = ChartData()
+    rows = data(bins)
+    tooltip = [
+        alt.Tooltip("start:N", title="from (UTC)"),
+        alt.Tooltip("end:N", title="until (UTC)"),
+        alt.Tooltip("responses:Q", title="exposed responses", format=","),
+    ]
+
+    def counts(x: alt.X, lo: alt.YDatum, hi: alt.Y2Datum) -> alt.Chart:
+        return (
+            alt.Chart(rows)
+            .transform_aggregate(responses="sum(responses)", groupby=["start", "end"])
+            .mark_rect(color=WINDOW_COLOUR)
+            .encode(
+                x=x,
+                x2="end:T",
+                y=lo,
+                y2=hi,
+                opacity=alt.Opacity(
+                    "responses:Q", scale=alt.Scale(type="log", range=[0.3, 1.0]), legend=None
+                ),
+                tooltip=tooltip,
+            )
+        )
+
+    label = f"Exposed responses ({responses:,}), counted per {unit}: darker red = more"
+    overview = _overview(data, events, window_start, window_end, counts, "start", label)
+    domain = [window_start, window_end]
+    fmt = _time_format(_parse(window_start), _parse(window_end))
+    x = _utc_x("start", "time (UTC)", domain, format=fmt)
+    colour = alt.Color(
+        "responses:Q",
+        title=f"exposed responses per {unit}",
+        scale=alt.Scale(type="log", range=list(COUNT_COLOURS)),
+        legend=alt.Legend(orient="bottom", format=","),
+    )
+    if "account_id" in bins.columns:
+        ids = bins["account_id"].unique().sort().to_list()
+        lanes = [printable(a, one_line=True) for a in ids]
+        marks = (
+            alt.Chart(rows)
+            .mark_rect()
+            .encode(
+                x=x,
+                x2="end:T",
+                y=alt.Y("account_id:N", title="affected account", sort=lanes),
+                color=colour,
+                tooltip=[
+                    alt.Tooltip("account_id:N", title="account"),
+                    *tooltip,
+                    alt.Tooltip("smallest:Q", title="smallest prompt (tokens)", format=","),
+                    alt.Tooltip("largest:Q", title="largest prompt (tokens)", format=","),
+                ],
+            )
+        )
+        height = max(80, 16 * max(1, len(lanes)))
+        subtitle = (
+            f"One lane per affected account; exposed responses counted per {unit} "
+            "(darker = more, hover for the count). Dashed: case events in the window."
+        )
+    else:
+        marks = (
+            alt.Chart(rows)
+            .mark_rect()
+            .encode(
+                x=x,
+                x2="end:T",
+                y=alt.Y(
+                    "prompt_from:Q",
+                    title="prompt tokens",
+                    axis=alt.Axis(format="~s"),
+                    scale=alt.Scale(zero=False),
+                ),
+                y2="prompt_to:Q",
+                color=colour,
+                tooltip=[*tooltip, alt.Tooltip("prompts:N", title="prompt tokens")],
+            )
+        )
+        height = 260
+        subtitle = (
+            f"{accounts} accounts: exposed responses counted per {unit} and prompt-size band "
+            "(darker = more, hover for the count)."
+        )
+    panel = alt.layer(_event_rules(data, events, window_start, window_end), marks).properties(
+        width=_WIDTH,
+        height=height,
+        title=alt.Title(
+            f"Exposed responses during the window ({responses:,})",
+            subtitle=subtitle,
+            anchor="start",
+        ),
+    )
+    return data.attach(alt.vconcat(overview, panel))
+
+
+# draws the exposed responses in the overview's lane: (x, lane top, lane bottom) -> layer
+Exposure = Callable[[alt.X, alt.YDatum, alt.Y2Datum], alt.Chart]
+
+
+def _overview(
+    data: ChartData,
+    events: pl.DataFrame,
+    window_start: str,
+    window_end: str,
+    exposure: Exposure,
+    at: str,
+    label: str,
+) -> alt.LayerChart | alt.FacetChart:
+    """The whole story: the case events as dots with their labels, the exposure window
+    shaded, and in a lane of its own the exposed responses as `exposure(x, lo, hi)` draws
+    them (`at`: the field of their time), under `label`."""
     times = [window_start, window_end, *events["at"].to_list()]
     lo, hi = _parse(min(times)), _parse(max(times))
     pad = (hi - lo) * 0.02
@@ -103,7 +294,7 @@ def timeline_chart(
         return alt.Y(f"{field}:Q", scale=y_scale, axis=None)
 
     dots = (
-        alt.Chart(_values(ev))
+        alt.Chart(data(ev))
         .mark_point(filled=True, color="#333333", size=40)
         .encode(
             x=x("at"),
@@ -112,43 +303,28 @@ def timeline_chart(
         )
     )
     left = (
-        alt.Chart(_values(ev.filter(~pl.col("right"))))
+        alt.Chart(data(ev.filter(~pl.col("right"))))
         .mark_text(align="left", dx=7, fontSize=11, color="#222222")
         .encode(x=x("at"), y=y("lane"), text="text:N")
     )
     right = (
-        alt.Chart(_values(ev.filter(pl.col("right"))))
+        alt.Chart(data(ev.filter(pl.col("right"))))
         .mark_text(align="right", dx=-7, fontSize=11, color="#222222")
         .encode(x=x("at"), y=y("lane"), text="text:N")
     )
-    marks = exposed.select("ts", "account_id").with_columns(
-        lo=pl.lit(exposure_lane - 0.35), hi=pl.lit(exposure_lane + 0.35)
-    )
-    ticks = (
-        alt.Chart(_values(marks))
-        .mark_rule(color=WINDOW_COLOUR, strokeWidth=1.2, opacity=0.8)
-        .encode(
-            x=x("ts"),
-            y=y("lo"),
-            y2="hi:Q",
-            tooltip=[
-                alt.Tooltip("ts:N", title="exposed response at (UTC)"),
-                alt.Tooltip("account_id:N", title="account"),
-            ],
-        )
+    marks = exposure(
+        x(at),
+        alt.YDatum(exposure_lane - 0.35, type="quantitative", scale=y_scale, axis=None),
+        alt.Y2Datum(exposure_lane + 0.35),
     )
     tick_label = (
-        alt.Chart(_values(pl.DataFrame({"at": [window_start], "lane": [exposure_lane - 0.75]})))
+        alt.Chart(data(pl.DataFrame({"at": [window_start], "lane": [exposure_lane - 0.75]})))
         .mark_text(align="left", dx=2, fontSize=11, color=WINDOW_COLOUR, fontWeight="bold")
-        .encode(
-            x=x("at"),
-            y=y("lane"),
-            text=alt.value(f"Exposed responses ({exposed.height}), one red line each"),
-        )
+        .encode(x=x("at"), y=y("lane"), text=alt.value(label))
     )
-    overview = alt.layer(
-        _window_rect(window_start, window_end, x("start")),
-        ticks,
+    return alt.layer(
+        _window_rect(data, window_start, window_end, x("start")),
+        marks,
         tick_label,
         dots,
         left,
@@ -162,27 +338,41 @@ def timeline_chart(
             anchor="start",
         ),
     )
-    return alt.vconcat(overview, exposure_lanes(exposed, events, window_start, window_end))
 
 
-def exposure_lanes(
-    exposed: pl.DataFrame, events: pl.DataFrame, window_start: str, window_end: str
-) -> alt.LayerChart | alt.FacetChart:
-    """The exposure window zoomed in: each exposed response (ts, account_id, prompt_tokens)
-    as a tick in its account's lane, event times as dashed rules."""
+def _event_rules(
+    data: ChartData, events: pl.DataFrame, window_start: str, window_end: str
+) -> alt.Chart:
+    """The case events inside the window as dashed rules (the zoomed-in panel)."""
     domain = [window_start, window_end]
     fmt = _time_format(_parse(window_start), _parse(window_end))
     inside = events.filter((pl.col("at") >= window_start) & (pl.col("at") <= window_end))
-    rules = (
-        alt.Chart(_values(inside.sort(["at", "label"])))
+    return (
+        alt.Chart(data(inside.sort(["at", "label"])))
         .mark_rule(color="#9e9e9e", strokeDash=[3, 3])
         .encode(
             x=_utc_x("at", "time (UTC)", domain, format=fmt),
             tooltip=[alt.Tooltip("at:N", title="at (UTC)"), alt.Tooltip("label:N", title="event")],
         )
     )
+
+
+def _exposure_lanes(
+    data: ChartData,
+    rows: alt.NamedData,
+    exposed: pl.DataFrame,
+    events: pl.DataFrame,
+    window_start: str,
+    window_end: str,
+) -> alt.LayerChart | alt.FacetChart:
+    """The exposure window zoomed in: each exposed response (`rows`, from `exposed`: ts,
+    account_id, prompt_tokens) as a tick in its account's lane, event times as dashed rules;
+    with no exposed response, a "no data" line says so."""
+    domain = [window_start, window_end]
+    fmt = _time_format(_parse(window_start), _parse(window_end))
+    rules = _event_rules(data, events, window_start, window_end)
     ids = exposed["account_id"].unique().sort().to_list() if exposed.height else []
-    # the lane order names the ids as _values draws them (Vega sorts by an expression on them)
+    # the lane order names the ids as ChartData draws them (Vega sorts by an expression)
     accounts = [printable(a, one_line=True) for a in ids]
     tooltip = [
         alt.Tooltip("ts:N", title="at (UTC)"),
@@ -191,7 +381,7 @@ def exposure_lanes(
     ]
     if len(accounts) <= MAX_ACCOUNT_LANES:
         marks = (
-            alt.Chart(_values(exposed))
+            alt.Chart(rows)
             .mark_tick(color=WINDOW_COLOUR, thickness=2, opacity=0.85)
             .encode(
                 x=_utc_x("ts", "time (UTC)", domain, format=fmt),
@@ -206,7 +396,7 @@ def exposure_lanes(
         )
     else:
         marks = (
-            alt.Chart(_values(exposed))
+            alt.Chart(rows)
             .mark_circle(color=WINDOW_COLOUR, size=18, opacity=0.7)
             .encode(
                 x=_utc_x("ts", "time (UTC)", domain, format=fmt),
@@ -216,14 +406,38 @@ def exposure_lanes(
         )
         height = 260
         subtitle = f"{len(accounts)} accounts: one dot per exposed response, by prompt size."
-    return alt.layer(rules, marks).properties(
+    layers = [rules, marks]
+    if not exposed.height:
+        layers.append(_no_data(data, "no exposed response in the window", height))
+    return alt.layer(*layers).properties(
         width=_WIDTH,
         height=height,
         title=alt.Title(
-            f"Exposed responses during the window ({exposed.height})",
+            f"Exposed responses during the window ({exposed.height:,})",
             subtitle=subtitle,
             anchor="start",
         ),
+    )
+
+
+def _no_data(data: ChartData, reason: str, height: int) -> alt.Chart:
+    """A centred "no data" line with its reason, for a panel with nothing to draw."""
+    frame = pl.DataFrame({"text": [f"No data: {reason}."]})
+    return (
+        alt.Chart(data(frame))
+        .mark_text(fontSize=13, color="#5f6368", fontStyle="italic")
+        .encode(text="text:N", x=alt.value(_WIDTH / 2), y=alt.value(height / 2))
+    )
+
+
+def no_data_chart(title: str, reason: str) -> alt.LayerChart | alt.FacetChart:
+    """A chart with nothing to draw: its title and a "no data" line saying why (notebooks
+    show this; the report says it in the page)."""
+    data = ChartData()
+    return data.attach(
+        alt.layer(_no_data(data, reason, 60)).properties(
+            width=_WIDTH, height=60, title=alt.Title(title, anchor="start")
+        )
     )
 
 
@@ -237,10 +451,71 @@ def size_chart(
     """Prompt size over time: requests (ts, prompt_tokens, band) coloured by band, the prefill
     capacity in force (nodes, start, end, tokens) as step lines, the context window as a rule.
     The gap between the two lines is where a prompt was exposed."""
+    data = ChartData()
     domain = [window_start, window_end]
     fmt = _time_format(_parse(window_start), _parse(window_end))
-    present = [b for b in BAND_ORDER if b in set(points["band"].to_list())] or ["exposed"]
-    colour = alt.Color(
+    dots = (
+        alt.Chart(data(points))
+        .mark_circle(size=22, opacity=0.75)
+        .encode(
+            x=_utc_x("ts", "time (UTC)", domain, format=fmt),
+            y=alt.Y("prompt_tokens:Q", title="prompt tokens", axis=alt.Axis(format="~s")),
+            color=_band_colour(points),
+            order=alt.Order("order:Q"),
+            tooltip=[
+                alt.Tooltip("ts:N", title="at (UTC)"),
+                alt.Tooltip("account_id:N", title="account"),
+                alt.Tooltip("prompt_tokens:Q", title="prompt tokens", format=","),
+                alt.Tooltip("band:N"),
+            ],
+        )
+    )
+    return _size_layers(data, dots, capacity, context_window, window_start, window_end, False)
+
+
+def size_density_chart(
+    cells: pl.DataFrame,
+    unit: str,
+    capacity: pl.DataFrame,
+    context_window: int,
+    window_start: str,
+    window_end: str,
+) -> alt.LayerChart | alt.FacetChart:
+    """`size_chart` when there are too many requests to draw each: requests counted per band,
+    `unit` (hour or day) and prompt-size band (cells: start, end, prompt_from, prompt_to,
+    prompts, band, requests), one rectangle per cell in its band's colour (more opaque =
+    more); the capacity and context-window lines and their labels drawn over them."""
+    data = ChartData()
+    domain = [window_start, window_end]
+    fmt = _time_format(_parse(window_start), _parse(window_end))
+    rects = (
+        alt.Chart(data(cells))
+        .mark_rect()
+        .encode(
+            x=_utc_x("start", "time (UTC)", domain, format=fmt),
+            x2="end:T",
+            y=alt.Y("prompt_from:Q", title="prompt tokens", axis=alt.Axis(format="~s")),
+            y2="prompt_to:Q",
+            color=_band_colour(cells),
+            opacity=alt.Opacity(
+                "requests:Q", scale=alt.Scale(type="log", range=[0.35, 1.0]), legend=None
+            ),
+            tooltip=[
+                alt.Tooltip("band:N"),
+                alt.Tooltip("start:N", title="from (UTC)"),
+                alt.Tooltip("end:N", title="until (UTC)"),
+                alt.Tooltip("prompts:N", title="prompt tokens"),
+                alt.Tooltip("requests:Q", title="requests", format=","),
+            ],
+        )
+    )
+    return _size_layers(data, rects, capacity, context_window, window_start, window_end, True)
+
+
+def _band_colour(frame: pl.DataFrame) -> alt.Color:
+    """Colour by band, every band in its fixed colour; the legend lists the bands present."""
+    present = [b for b in BAND_ORDER if b in set(frame["band"].to_list())] or ["exposed"]
+    return alt.Color(
         "band:N",
         title="band",
         scale=alt.Scale(domain=list(BAND_ORDER), range=list(BAND_COLOURS)),
@@ -253,25 +528,26 @@ def size_chart(
         ),
         sort=list(BAND_ORDER),
     )
-    dots = (
-        alt.Chart(_values(points))
-        .mark_circle(size=22, opacity=0.75)
-        .encode(
-            x=_utc_x("ts", "time (UTC)", domain, format=fmt),
-            y=alt.Y("prompt_tokens:Q", title="prompt tokens", axis=alt.Axis(format="~s")),
-            color=colour,
-            order=alt.Order("order:Q"),
-            tooltip=[
-                alt.Tooltip("ts:N", title="at (UTC)"),
-                alt.Tooltip("account_id:N", title="account"),
-                alt.Tooltip("prompt_tokens:Q", title="prompt tokens", format=","),
-                alt.Tooltip("band:N"),
-            ],
-        )
-    )
+
+
+def _size_layers(
+    data: ChartData,
+    requests: alt.Chart,
+    capacity: pl.DataFrame,
+    context_window: int,
+    window_start: str,
+    window_end: str,
+    halo: bool,
+) -> alt.LayerChart | alt.FacetChart:
+    """The prompt-size chart around its `requests` layer: the shaded gap between capacity and
+    context window under it; the capacity step lines, the context-window rule and their
+    labels over it (with a white halo under each label when `halo`, so a label stays
+    readable over dense cells)."""
+    domain = [window_start, window_end]
+    fmt = _time_format(_parse(window_start), _parse(window_end))
     steps = capacity_steps(capacity, window_start, window_end)
     cap_lines = (
-        alt.Chart(_values(steps))
+        alt.Chart(data(steps))
         .mark_line(interpolate="step-after", color="#111111", strokeWidth=2)
         .encode(
             x=_utc_x("at", "time (UTC)", domain, format=fmt),
@@ -284,22 +560,25 @@ def size_chart(
             ],
         )
     )
-    cap_text = (
-        alt.Chart(_values(steps.filter(pl.col("first"))))
-        .mark_text(align="left", dx=4, dy=-7, fontSize=11, color="#111111")
-        .encode(
-            x=_utc_x("at", "time (UTC)", domain, format=fmt),
-            y=alt.Y("tokens:Q"),
-            text="caption:N",
+
+    def cap_text(**style: Any) -> alt.Chart:
+        return (
+            alt.Chart(data(steps.filter(pl.col("first"))))
+            .mark_text(align="left", dx=4, dy=-7, fontSize=11, **style)
+            .encode(
+                x=_utc_x("at", "time (UTC)", domain, format=fmt),
+                y=alt.Y("tokens:Q"),
+                text="caption:N",
+            )
         )
-    )
+
     spans = (
         steps.filter(pl.col("start") != "")
         .filter(pl.col("tokens") < context_window)
         .with_columns(ctx=pl.lit(context_window))
     )
     gap = (
-        alt.Chart(_values(spans.select("start", "end", "tokens", "ctx", "nodes")))
+        alt.Chart(data(spans.select("start", "end", "tokens", "ctx", "nodes")))
         .mark_rect(color=WINDOW_COLOUR, opacity=0.08)
         .encode(
             x=_utc_x("start", "time (UTC)", domain, format=fmt),
@@ -310,20 +589,27 @@ def size_chart(
     )
     ctx = pl.DataFrame({"tokens": [context_window], "at": [window_start]})
     ctx_rule = (
-        alt.Chart(_values(ctx))
+        alt.Chart(data(ctx))
         .mark_rule(color="#393b79", strokeDash=[6, 4], strokeWidth=1.5)
         .encode(y="tokens:Q")
     )
-    ctx_text = (
-        alt.Chart(_values(ctx))
-        .mark_text(align="left", dx=4, dy=-7, fontSize=11, color="#393b79")
-        .encode(
-            x=_utc_x("at", "time (UTC)", domain, format=fmt),
-            y="tokens:Q",
-            text=alt.value(f"context window {context_window:,} tokens"),
+
+    def ctx_text(**style: Any) -> alt.Chart:
+        return (
+            alt.Chart(data(ctx))
+            .mark_text(align="left", dx=4, dy=-7, fontSize=11, **style)
+            .encode(
+                x=_utc_x("at", "time (UTC)", domain, format=fmt),
+                y="tokens:Q",
+                text=alt.value(f"context window {context_window:,} tokens"),
+            )
         )
-    )
-    return alt.layer(gap, dots, cap_lines, ctx_rule, cap_text, ctx_text).properties(
+
+    labels = [cap_text(color="#111111"), ctx_text(color="#393b79")]
+    if halo:
+        white = {"color": "#ffffff", "stroke": "#ffffff", "strokeWidth": 4, "strokeJoin": "round"}
+        labels = [cap_text(**white), ctx_text(**white), *labels]
+    chart = alt.layer(gap, requests, cap_lines, ctx_rule, *labels).properties(
         width=_WIDTH,
         height=340,
         title=alt.Title(
@@ -335,6 +621,7 @@ def size_chart(
             anchor="start",
         ),
     )
+    return data.attach(chart)
 
 
 def capacity_steps(capacity: pl.DataFrame, window_start: str, window_end: str) -> pl.DataFrame:
@@ -372,8 +659,9 @@ def capacity_steps(capacity: pl.DataFrame, window_start: str, window_end: str) -
 def daily_chart(daily: pl.DataFrame) -> alt.LayerChart:
     """Requests per UTC day (day, series in exposed|baseline, requests): exposed responses
     as bars against the baseline long-context volume as a line, on independent axes."""
+    data = ChartData()
     bars = (
-        alt.Chart(_values(daily.filter(pl.col("series") == "exposed")))
+        alt.Chart(data(daily.filter(pl.col("series") == "exposed")))
         .mark_bar(color=SERIES_COLOURS["exposed"], opacity=0.8)
         .encode(
             x=alt.X("day:O", title="day (UTC)", axis=alt.Axis(labelAngle=-45)),
@@ -386,7 +674,7 @@ def daily_chart(daily: pl.DataFrame) -> alt.LayerChart:
         )
     )
     line = (
-        alt.Chart(_values(daily.filter(pl.col("series") == "baseline")))
+        alt.Chart(data(daily.filter(pl.col("series") == "baseline")))
         .mark_line(color=SERIES_COLOURS["baseline"], point=True)
         .encode(
             x=alt.X("day:O"),
@@ -398,7 +686,7 @@ def daily_chart(daily: pl.DataFrame) -> alt.LayerChart:
             tooltip=[alt.Tooltip("day:O"), alt.Tooltip("requests:Q", title="baseline")],
         )
     )
-    return (
+    return data.attach(
         alt.layer(bars, line)
         .resolve_scale(y="independent")
         .properties(
@@ -416,8 +704,9 @@ def daily_chart(daily: pl.DataFrame) -> alt.LayerChart:
 def hourly_chart(hourly: pl.DataFrame) -> alt.Chart:
     """Hour-of-day profile (hour 0-23, series in exposed|baseline, share 0-1): the share of
     each series' requests per UTC hour, side by side."""
-    return (
-        alt.Chart(_values(hourly))
+    data = ChartData()
+    return data.attach(
+        alt.Chart(data(hourly))
         .mark_bar()
         .encode(
             x=alt.X("hour:O", title="hour of day (UTC)", axis=alt.Axis(labelAngle=0)),
@@ -463,3 +752,54 @@ def _label_expr() -> str:
 
 def _parse(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+COVERAGE_GAP_COLOUR = "#d62728"
+
+
+def coverage_chart(cells: pl.DataFrame, window_start: str, window_end: str) -> alt.TopLevelMixin:
+    """Coverage of the window by the logs, one lane per source or engine node: each UTC
+    hour with records shaded by their count, each gap (an hour with none from a source that
+    logs every hour) red. `cells`: lane, hour, end (ISO UTC), records, gap (bool)."""
+    data = ChartData()
+    x = _utc_x("hour", "hour (UTC)", [window_start, window_end])
+    lanes = cells["lane"].unique(maintain_order=True).to_list()
+    y = alt.Y("lane:N", title=None, sort=lanes, axis=alt.Axis(labelLimit=260))
+    tooltip = [
+        alt.Tooltip("lane:N", title="log"),
+        alt.Tooltip("hour:N", title="hour from"),
+        alt.Tooltip("records:Q", title="records"),
+    ]
+    counts = (
+        alt.Chart(data(cells.filter(~pl.col("gap"))))
+        .mark_rect()
+        .encode(
+            x=x,
+            x2="end:T",
+            y=y,
+            color=alt.Color(
+                "records:Q",
+                title="records per hour",
+                scale=alt.Scale(type="sqrt", scheme="blues"),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=tooltip,
+        )
+    )
+    gaps = (
+        alt.Chart(data(cells.filter(pl.col("gap"))))
+        .mark_rect(color=COVERAGE_GAP_COLOUR)
+        .encode(x=x, x2="end:T", y=y, tooltip=tooltip)
+    )
+    return data.attach(
+        alt.layer(counts, gaps).properties(
+            width=_WIDTH - 260,
+            height=max(40, 22 * len(lanes)),
+            title=alt.Title(
+                "Coverage of the window by the logs",
+                subtitle="Shade: records per hour. Red: a gap (no record in an hour, from a source "
+                "that logs every hour).",
+                anchor="start",
+            ),
+        )
+    )

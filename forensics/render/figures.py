@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, cast
 
 import altair as alt
 import polars as pl
@@ -23,7 +24,8 @@ from ..engines import SQLEngine
 from ..formats import iso
 from . import charts
 
-SIZE_CHART_CAP = 5000  # requests drawn per band in the prompt-size chart (fits: sampled)
+MAX_MARKS = 5000  # a chart draws one mark per row up to this many rows, counts per bin above
+PROMPT_BINS = 40  # about this many prompt-size bands in a binned chart
 VL_VERSION = "6.4"
 NO_BANDS = "bands table not available"
 NO_PROFILE = "usage classification profile not available"
@@ -31,11 +33,14 @@ NO_PROFILE = "usage classification profile not available"
 
 @dataclass(frozen=True)
 class Figure:
-    """One chart of the report: the chart, or why it cannot be drawn; a note under it."""
+    """One chart of the report: the chart, or why it cannot be drawn (`missing`: an analysis
+    table is not there) or has nothing to draw (`empty`: the data holds no row for it; the
+    chart then only says so); a note under it."""
 
     chart: alt.TopLevelMixin | None
     missing: str = ""
     note: str = ""
+    empty: str = ""
 
 
 def window(case: Case) -> tuple[str, str]:
@@ -62,43 +67,131 @@ def capacity_frame(case: Case) -> pl.DataFrame:
     )
 
 
-def timeline(engine: SQLEngine, case: Case) -> Figure:
-    """The incident timeline: events, the window, every exposed response (drawn without the
-    responses, and marked missing, when the store holds no bands)."""
-    has_bands = engine.table_exists("bands")
-    exposed = (
-        engine.frame("figures/exposed")
-        if has_bands
-        else pl.DataFrame(
+def timeline(engine: SQLEngine, case: Case, max_marks: int = MAX_MARKS) -> Figure:
+    """The incident timeline: events, the window, the exposed responses (drawn without the
+    responses, and marked missing, when the store holds no bands): one tick each up to
+    `max_marks` of them, counted per hour or day above (per account when there are at most
+    MAX_ACCOUNT_LANES accounts, else per prompt-size band)."""
+    events, (start, end) = events_frame(case), window(case)
+    if not engine.table_exists("bands"):
+        none = pl.DataFrame(
             schema={"ts": pl.String, "account_id": pl.String, "prompt_tokens": pl.Int64}
         )
+        return Figure(charts.timeline_chart(events, none, start, end), missing=NO_BANDS)
+    stats = engine.frame("figures/exposed_stats").row(0, named=True)
+    responses = int(stats["responses"])
+    if responses <= max_marks:
+        exposed = engine.frame("figures/exposed")
+        return Figure(charts.timeline_chart(events, exposed, start, end))
+    responses_sum = pl.col("responses").sum()
+    if stats["accounts"] <= charts.MAX_ACCOUNT_LANES:
+        hourly = engine.frame("figures/exposed_by_account")
+        daily = [responses_sum, pl.col("smallest").min(), pl.col("largest").max()]
+        bins, unit = binned(hourly, ["account_id"], daily, max_marks, case)
+    else:
+        step = prompt_step(stats["smallest"], stats["largest"])
+        hourly = engine.frame("figures/exposed_by_size", step=step)
+        bins, unit = binned(hourly, ["prompt_from"], [responses_sum], max_marks, case)
+        bins = _prompt_band(bins, step)
+    accounts = int(stats["accounts"])
+    chart = charts.timeline_binned_chart(events, bins, unit, responses, accounts, start, end)
+    note = (
+        f"{responses:,} exposed responses, too many to draw one line each: counted per {unit} "
+        "(hover a cell for its exact count). Every one is listed in exposed_requests.csv."
     )
-    chart = charts.timeline_chart(events_frame(case), exposed, *window(case))
-    return Figure(chart, missing="" if has_bands else NO_BANDS)
+    return Figure(chart, note=note)
 
 
-def size(engine: SQLEngine, case: Case) -> Figure:
-    """Prompt size against the prefill capacity in force, with a note when some fitting
-    requests are not drawn."""
+def size(engine: SQLEngine, case: Case, max_marks: int = MAX_MARKS) -> Figure:
+    """Prompt size against the prefill capacity in force: one dot per request up to
+    `max_marks` requests, counts per band, hour or day and prompt-size band above."""
     if not engine.table_exists("bands"):
         return Figure(None, missing=NO_BANDS)
     min_prompt = case.baseline.min_prompt_tokens
-    points = engine.frame("figures/size_points", min_prompt=min_prompt, cap=SIZE_CHART_CAP)
     totals = engine.frame("figures/size_totals", min_prompt=min_prompt)
-    shown = dict(points.group_by("band").len().iter_rows()) if points.height else {}
-    cut = [
-        f"{shown.get(band, 0):,} of {total:,} {band}"
-        for band, total in totals.iter_rows()
-        if shown.get(band, 0) < total
-    ]
+    shown = int(totals["requests"].sum()) if totals.height else 0
     note = (
         f"Requests that fit the pool are drawn only from {min_prompt:,} prompt tokens "
         "(the long-context baseline)."
     )
-    if cut:
-        note += " A deterministic sample is drawn where there are many: " + "; ".join(cut) + "."
-    chart = charts.size_chart(points, capacity_frame(case), case.context_window, *window(case))
+    title = "Prompt size against the prefill capacity in force"
+    if not shown:
+        reason = (
+            f"no request in the window over the capacity, over the context window or of "
+            f"{min_prompt:,} prompt tokens or more"
+        )
+        return Figure(charts.no_data_chart(title, reason), note=note, empty=reason)
+    capacity, (start, end) = capacity_frame(case), window(case)
+    if shown <= max_marks:
+        points = engine.frame("figures/size_points", min_prompt=min_prompt)
+        return Figure(
+            charts.size_chart(points, capacity, case.context_window, start, end), note=note
+        )
+    smallest, largest = totals.select(pl.col("smallest").min(), pl.col("largest").max()).row(0)
+    step = prompt_step(smallest, largest)
+    hourly = engine.frame("figures/size_bins", min_prompt=min_prompt, step=step)
+    daily = [pl.col("requests").sum()]
+    cells, unit = binned(hourly, ["band", "prompt_from"], daily, max_marks, case)
+    order = {band: i for i, band in enumerate(reversed(charts.BAND_ORDER))}
+    cells = _prompt_band(cells, step).sort(
+        pl.col("band").replace_strict(order, default=len(order)), "start", "prompt_from"
+    )
+    chart = charts.size_density_chart(cells, unit, capacity, case.context_window, start, end)
+    note += (
+        f" {shown:,} requests, too many to draw one dot each: counted per band, {unit} and "
+        f"{step:,}-token prompt band (more opaque = more; hover a cell for its exact count)."
+    )
     return Figure(chart, note=note)
+
+
+def binned(
+    hourly: pl.DataFrame, keys: list[str], daily: list[pl.Expr], max_marks: int, case: Case
+) -> tuple[pl.DataFrame, str]:
+    """Counts per UTC hour (`hourly`: start, `keys` and counts, sorted), or per UTC day when
+    there are more than `max_marks` hourly cells (`daily`: how each count adds up over a
+    day's hours); each cell with its `end`, both clipped to the case window. Returns the
+    cells and their unit, "hour" or "day"."""
+    unit = "hour"
+    if hourly.height > max_marks:
+        unit = "day"
+        hourly = (
+            hourly.with_columns(start=pl.col("start").str.slice(0, 10) + "T00:00:00Z")
+            .group_by("start", *keys)
+            .agg(*daily)
+            .sort("start", *keys)
+        )
+    start, end = window(case)
+    width = charts.BIN_UNITS[unit]
+    ends = [_iso(_parse(s) + width) for s in hourly["start"].to_list()]
+    cells = hourly.with_columns(end=pl.Series(ends, dtype=pl.String)).with_columns(
+        start=pl.max_horizontal(pl.col("start"), pl.lit(start)),
+        end=pl.min_horizontal(pl.col("end"), pl.lit(end)),
+    )
+    return cells.select("start", "end", *[c for c in hourly.columns if c != "start"]), unit
+
+
+def prompt_step(smallest: int, largest: int) -> int:
+    """A round prompt-size band width (1, 2, 2.5 or 5 times a power of ten tokens) that cuts
+    [smallest, largest] into at most about PROMPT_BINS bands."""
+    want = max(1.0, (largest - smallest) / PROMPT_BINS)
+    for power in range(0, 16):
+        for mult in (1, 2, 2.5, 5):
+            step = mult * 10**power
+            if step >= want and step == int(step):
+                return int(step)
+    return int(want)
+
+
+def _prompt_band(cells: pl.DataFrame, step: int) -> pl.DataFrame:
+    """`prompt_to` (exclusive) and `prompts` ("650,000-674,999") beside each `prompt_from`."""
+    return cells.with_columns(prompt_to=pl.col("prompt_from") + step).with_columns(
+        prompts=pl.col("prompt_from").map_elements(
+            lambda lo: f"{lo:,}–{lo + step - 1:,}", return_dtype=pl.String
+        )
+    )
+
+
+NO_PROFILE_DATA = "no exposed response and no baseline long-context request in the window"
 
 
 def daily(engine: SQLEngine) -> Figure:
@@ -106,6 +199,9 @@ def daily(engine: SQLEngine) -> Figure:
     frames = _profiles(engine)
     if frames is None or not frames[0].height:
         return Figure(None, missing=NO_PROFILE)
+    if not frames[0]["requests"].sum():
+        title = "Exposed responses per day against normal long-context volume"
+        return Figure(charts.no_data_chart(title, NO_PROFILE_DATA), empty=NO_PROFILE_DATA)
     return Figure(charts.daily_chart(frames[0]))
 
 
@@ -114,7 +210,57 @@ def hourly(engine: SQLEngine) -> Figure:
     frames = _profiles(engine)
     if frames is None or not frames[1].height:
         return Figure(None, missing=NO_PROFILE)
+    if not frames[1]["share"].sum():
+        title = "Hour-of-day profile: exposed responses against baseline"
+        return Figure(charts.no_data_chart(title, NO_PROFILE_DATA), empty=NO_PROFILE_DATA)
     return Figure(charts.hourly_chart(frames[1]))
+
+
+def coverage(summary: Mapping[str, Any], case: Case) -> Figure:
+    """Coverage of the window by the logs (summary.json `coverage`): per source and engine
+    node, the hours with records and the gaps. Hours with nothing that are not gaps are
+    left out (a quiet hour of an engine log, a source that logs rarely)."""
+    cov = summary.get("coverage")
+    if not isinstance(cov, Mapping) or not cov.get("hours"):
+        return Figure(None, missing="coverage not in summary.json (analyze again)")
+    cells = coverage_cells(cov)
+    if not cells.height:
+        return Figure(None, missing="no log record in the window")
+    return Figure(charts.coverage_chart(cells, *window(case)))
+
+
+def coverage_cells(cov: Mapping[str, Any]) -> pl.DataFrame:
+    """The chart's cells: lane, hour, end (ISO UTC), records, gap, for the hours with
+    records and the gaps."""
+    hours = [str(h) for h in cov["hours"]]
+    ends = [_iso(_parse_iso(h) + timedelta(hours=1)) for h in hours]
+    gaps = {(g["source"], g["hour"]) for g in cov.get("gaps") or []}
+    lanes = [(str(s["source"]), s["records"]) for s in cov.get("sources") or []]
+    lanes += [
+        (f"engine {n['node']} ({n['role'] or 'role unknown'})", n["lines"])
+        for n in cov.get("engine_nodes") or []
+    ]
+    rows = []
+    for lane, counts in lanes:
+        for hour, end, n in zip(hours, ends, counts, strict=True):
+            gap = (lane, hour) in gaps
+            if n or gap:
+                rows.append((lane, hour, end, int(n), gap))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "lane": pl.String,
+            "hour": pl.String,
+            "end": pl.String,
+            "records": pl.Int64,
+            "gap": pl.Boolean,
+        },
+        orient="row",
+    )
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _profiles(engine: SQLEngine) -> tuple[pl.DataFrame, pl.DataFrame] | None:
@@ -161,8 +307,15 @@ def profile_frames(profile: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """A chart's Vega-Lite spec with a fixed, font-neutral config (deterministic)."""
-    spec = chart.to_dict()
+    """A chart's Vega-Lite spec with a fixed, font-neutral config (deterministic). Altair
+    validates the chart's structure; its rows (`datasets`, built by `charts.ChartData` from
+    our own frames) join the spec afterwards, not validated one by one."""
+    bare = cast(Any, chart).copy(deep=False)
+    datasets: Any = getattr(bare, "datasets", alt.Undefined)
+    setattr(bare, "datasets", alt.Undefined)  # noqa: B010 (a schema property, not typed)
+    spec = bare.to_dict()
+    if datasets is not alt.Undefined:
+        spec["datasets"] = {**spec.get("datasets", {}), **datasets}
     spec["config"] = {
         "font": "Helvetica, Arial, sans-serif",
         "view": {"stroke": None},
@@ -247,9 +400,27 @@ def use_offline_renderer() -> None:
         alt.renderers.enable(OFFLINE_RENDERER)
 
 
-@functools.cache
+_BUNDLE_LOCK = threading.Lock()
+
+
 def bundle() -> str:
-    """The Vega + Vega-Lite + Vega-Embed JavaScript bundled by vl-convert (loaded once)."""
+    """The Vega + Vega-Lite + Vega-Embed JavaScript bundled by vl-convert: built once per
+    process (it takes seconds), then reused; a build under way (`prepare_bundle`) is
+    waited for, never repeated."""
+    with _BUNDLE_LOCK:
+        return _built_bundle()
+
+
+def prepare_bundle() -> None:
+    """Start building the bundle in a background thread, unless it is built or being built,
+    so the build overlaps the caller's database queries (DuckDB releases the GIL while it
+    works; vl-convert holds it)."""
+    if not _built_bundle.cache_info().currsize and not _BUNDLE_LOCK.locked():
+        threading.Thread(target=bundle, name="kv-forensics-vega-bundle", daemon=True).start()
+
+
+@functools.cache
+def _built_bundle() -> str:
     # the stub marks `snippet` required; vl-convert takes none (the bundle alone)
     js: str = vl_convert.javascript_bundle(vl_version=VL_VERSION)  # type: ignore[call-arg]
     return js.replace("</script", "<\\/script")
@@ -257,3 +428,7 @@ def bundle() -> str:
 
 def _iso(at: datetime) -> str:
     return iso(at, whole_seconds=True)
+
+
+def _parse(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -24,7 +24,7 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
     ingest = s.get("ingest") or {}
     lines = [
         f"{s.get('name')}",
-        f"exposed responses: {s.get('exposure_count')}",
+        f"exposed responses: {s.get('exposure_count')}{range_text(s)}",
         f"affected accounts: {s.get('affected_accounts')}",
         f"excluded (by reason): {excluded_text}",
         f"data owners: {owners_text}",
@@ -35,6 +35,7 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
         + (" (each with its reason in the quarantine table)" if ingest.get("quarantined") else ""),
     ]
     lines.extend(engine_lines(s))
+    lines.extend(evidence_lines(s))
     if out is not None:
         lines.append(f"outputs: {out}")
     return "\n".join(printable(line, one_line=True) for line in lines)  # ids and names as data
@@ -88,10 +89,48 @@ def engine_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("engine reconciliation: " + ", ".join(parts))
     else:
         lines.append(f"engine signature: {summary.get('engine_signature')} (no gateway bands)")
+    if summary.get("engine_refused"):
+        lines.append(
+            f"engine refused without a KV transfer (SGLang 0.5.21+, no exposure): "
+            f"{summary.get('engine_refused')} request(s)"
+        )
     findings = summary.get("preflight") or []
     nodes = sorted({f["node"] for f in findings})
     lines.append(
         f"pre-flight: {len(findings)} finding(s), pool < context window"
         + (f" on {', '.join(nodes)}" if nodes else "")
     )
+    return lines
+
+
+def range_text(summary: dict[str, Any]) -> str:
+    """` (range MIN-MAX)` after the exposure count, when the summary holds the range."""
+    rng = summary.get("exposure_range")
+    if not isinstance(rng, dict):
+        return ""
+    return f" (range {rng.get('min')}-{rng.get('max')})"
+
+
+def evidence_lines(summary: dict[str, Any]) -> list[str]:
+    """The assumptions, coverage gaps and warnings of a summary as headline lines."""
+    lines = []
+    for a in summary.get("assumptions") or []:
+        default = "none" if a.get("default") is None else a.get("default")
+        lines.append(
+            f"assumed: {a.get('field')} = {default} for {a.get('requests')} request(s) in "
+            f"scope from {', '.join(a.get('sources') or [])} (not mapped): {a.get('effect')}"
+        )
+    coverage = summary.get("coverage") or {}
+    gaps = coverage.get("gaps") or []
+    if gaps:
+        by_source: dict[str, int] = {}
+        for gap in gaps:
+            by_source[gap["source"]] = by_source.get(gap["source"], 0) + 1
+        lines.append(
+            f"coverage gaps: {len(gaps)} hour(s) of the window with no record from a source "
+            "that logs every hour ("
+            + ", ".join(f"{source} {n}" for source, n in sorted(by_source.items()))
+            + ")"
+        )
+    lines.extend(f"warning: {w}" for w in summary.get("warnings") or [])
     return lines

@@ -4,16 +4,21 @@
 `classification_*` and `inputs` tables and the summary dict); a missing table is shown as
 "not available", never recomputed. The page inlines the Vega, Vega-Lite and Vega-Embed
 JavaScript bundled by vl-convert and every chart's data (`forensics.render.figures`, which
-notebook charts share), so it fetches nothing. Text from the data is shown, never run: specs
-are inlined script-safe, labels with control characters as escapes. The same database and
-case give byte-identical files.
+notebook charts share), so it fetches nothing. Above `figures.MAX_MARKS` rows a chart draws
+counts per bin (aggregated in SQL), so the page's size and the memory used do not grow with
+the number of exposed responses. Text from the data is shown, never run: specs are inlined
+script-safe, labels with control characters as escapes. The same database and case give
+byte-identical files. The table of contents lists every `<section>` with an `<h2>` heading,
+as rendered.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from ..engines import SQLEngine
 from ..formats import iso, printable, relative_path
 from ..progress import SILENT, Progress, step
 from ..schema import BAND_MEANINGS
+from ..version import versions as tool_versions
 from . import charts, figures
 from .figures import VL_VERSION
 
@@ -55,13 +61,28 @@ class Table:
 
 @dataclass
 class Section:
-    """A chart slot in the page: its element id, Vega-Lite spec, or why it is missing."""
+    """A chart slot in the page: its element id, Vega-Lite spec, or why it is missing (an
+    analysis table is not there) or empty (no data to draw)."""
 
     id: str
     spec: dict[str, Any] | None
     missing: str = ""
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    empty: str = ""
+
+
+def versions() -> dict[str, str]:
+    """The versions of the code that made the page: kv-forensics and DuckDB, as
+    `forensics.versions()` names them (summary.json's `tool`, the analysis record)."""
+    tool = tool_versions()
+    return {"kv-forensics": tool["version"], "DuckDB": tool["duckdb"]}
+
+
+def prepare() -> None:
+    """Start the page's one-off set-up (building the Vega JavaScript bundle, seconds) in the
+    background, for a caller with other work to do first; `render_report` waits for it."""
+    figures.prepare_bundle()
 
 
 def render_report(
@@ -69,39 +90,41 @@ def render_report(
     case: Case,
     summary: Mapping[str, Any],
     out_dir: Path,
+    max_marks: int = figures.MAX_MARKS,
     progress: Progress = SILENT,
 ) -> list[Path]:
     """Write report.html, timeline.png and timeline.svg into `out_dir`; return their paths.
-    The page and the chart export are steps reported to `progress`."""
+    A chart with more than `max_marks` rows to draw draws counts per bin instead. The page
+    and the chart export are steps reported to `progress`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    prepare()  # the bundle is built while the queries below run
     with step(progress, "report: page"):
-        report, timeline_spec = _page(engine, case, summary, out_dir)
+        report, timeline_spec = _page(engine, case, summary, out_dir, max_marks)
     with step(progress, "report: chart export to SVG, PNG"):
         svg = out_dir / "timeline.svg"
-        svg.write_text(
-            vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION),
-            encoding="utf-8",
-            newline="\n",
-        )
+        drawing = vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION)
+        svg.write_text(drawing, encoding="utf-8", newline="\n")
         png = out_dir / "timeline.png"
-        png.write_bytes(vl_convert.vegalite_to_png(timeline_spec, vl_version=VL_VERSION, scale=2))
+        # the PNG is the SVG rasterised (what vegalite_to_png does, without drawing it again)
+        png.write_bytes(vl_convert.svg_to_png(drawing, scale=2))
     return [report, png, svg]
 
 
 def _page(
-    engine: SQLEngine, case: Case, summary: Mapping[str, Any], out_dir: Path
+    engine: SQLEngine, case: Case, summary: Mapping[str, Any], out_dir: Path, max_marks: int
 ) -> tuple[Path, dict[str, Any]]:
     """report.html written into `out_dir`; (its path, the timeline's spec for the export)."""
     has_bands = engine.table_exists("bands")
-    timeline = figures.timeline(engine, case)
+    timeline = figures.timeline(engine, case, max_marks)
     assert timeline.chart is not None  # drawn even without bands (events and window)
     timeline_spec = figures.spec(timeline.chart)
     sections = [
-        _section("chart-timeline", timeline),
-        _section("chart-size", figures.size(engine, case)),
+        _section("chart-timeline", timeline, timeline_spec),
+        _section("chart-size", figures.size(engine, case, max_marks)),
         _section("chart-daily", figures.daily(engine)),
         _section("chart-hourly", figures.hourly(engine)),
+        _section("chart-coverage", figures.coverage(summary, case)),
     ]
     events = figures.events_frame(case)
 
@@ -116,20 +139,26 @@ def _page(
         owners=owners_view(engine, case, summary),
         engine_evidence=engine_view(summary),
         inputs=inputs_view(engine, summary),
+        evidence=evidence_view(summary),
+        quarantine=quarantine_view(engine, case),
         events=[[r["at"], r["label"]] for r in events.iter_rows(named=True)],
         window=figures.window(case),
         not_available=NOT_AVAILABLE,
+        versions=versions(),
     )
     report = out_dir / "report.html"
     report.write_text(html, encoding="utf-8", newline="\n")
     return report, timeline_spec
 
 
-def _section(element: str, figure: figures.Figure) -> Section:
-    """The page's slot `element` for a figure: its spec, or why it is missing."""
+def _section(element: str, figure: figures.Figure, spec: dict[str, Any] | None = None) -> Section:
+    """The page's slot `element` for a figure: its spec (`spec` when already made), or why
+    it is missing or empty."""
     if figure.missing or figure.chart is None:
         return Section(element, None, missing=figure.missing, note=figure.note)
-    return Section(element, figures.spec(figure.chart), note=figure.note)
+    if figure.empty:
+        return Section(element, None, note=figure.note, empty=figure.empty)
+    return Section(element, spec or figures.spec(figure.chart), note=figure.note)
 
 
 def excluded_accounts(engine: SQLEngine) -> pl.DataFrame:
@@ -146,26 +175,86 @@ def owner_accounts(engine: SQLEngine) -> pl.DataFrame:
 # --- data for the tables -----------------------------------------------------------------
 
 
+# what each per-account test of the classification found, in words
+TEST_FINDINGS = {
+    "account_volume": "more exposed responses than its own long-context volume predicts",
+    "burst": "a burst of over-capacity prompts within a few minutes",
+    "probe_near_capacity": "over-capacity prompts clustered just above the capacity",
+    "probe_steps": "prompt sizes stepping up across the capacity",
+}
+
+
 def classification_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Verdict, tests and per-account evidence from classification_* tables and the summary."""
+    """Verdict, tests and per-account evidence from classification_* tables and the summary;
+    each flagged account's reasons as sentences (`reasons`: (account, [text]), from
+    summary.json, else from classification_accounts), the evidence table naming the tests
+    behind each flag."""
     view: dict[str, Any] = {
         "verdict": summary.get("verdict"),
         "flagged": list(summary.get("flagged_accounts") or []),
+        "reasons": [],
         "tests": None,
         "accounts": None,
         "detail": None,
     }
+    detail = summary.get("classification")
+    found: dict[str, list[Any]] = {}
+    if isinstance(detail, Mapping) and isinstance(detail.get("accounts"), Mapping):
+        found = {
+            str(a): list(v.get("reasons") or [])
+            for a, v in detail["accounts"].items()
+            if isinstance(v, Mapping)
+        }
     if engine.table_exists("classification_tests"):
         view["tests"] = Table.of(engine.read_table("classification_tests"))
     if engine.table_exists("classification_accounts"):
         frame = engine.read_table("classification_accounts")
         if "flagged" in frame.columns:
             frame = frame.sort(["flagged", *frame.columns[:1]], descending=[True, False])
+        if "reasons" in frame.columns:
+            for account, text in frame.select(frame.columns[0], "reasons").iter_rows():
+                found.setdefault(str(account), _json_list(text))
+            names = [_reason_names(text) for text in frame["reasons"].to_list()]
+            frame = frame.with_columns(reasons=pl.Series(names, dtype=pl.String))
         view["accounts"] = Table.of(frame)
-    detail = summary.get("classification")
+    view["reasons"] = [(a, [_finding(r) for r in found.get(a, [])]) for a in view["flagged"]]
     if isinstance(detail, Mapping):
         view["detail"] = _json_block(detail)
     return view
+
+
+def _finding(reason: Any) -> str:
+    """One reason an account was flagged, in words: what the test found, its figures and
+    p-values (a bare test name reads as what it found)."""
+    if not isinstance(reason, Mapping):
+        reason = {"test": reason}
+    test = str(reason.get("test", ""))
+    parts = [TEST_FINDINGS.get(test, test.replace("_", " "))]
+    if reason.get("detail"):
+        parts[0] += f": {reason['detail']}"
+    parts += [
+        f"{label} = {_cell(reason[k])}"
+        for k, label in (("p_value", "p"), ("adjusted_p", "adjusted p"))
+        if reason.get(k) is not None
+    ]
+    return "; ".join(parts) + f" (test {test})"
+
+
+def _json_list(text: Any) -> list[Any]:
+    """A JSON list column's items ([] when the value is no JSON list)."""
+    if not isinstance(text, str):
+        return []
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return []
+    return items if isinstance(items, list) else []
+
+
+def _reason_names(text: Any) -> str | None:
+    """The tests behind a JSON list of reasons, as `test; test` (None when there is none)."""
+    names = [str(r.get("test")) if isinstance(r, Mapping) else str(r) for r in _json_list(text)]
+    return "; ".join(names) or None
 
 
 def exclusions_view(
@@ -197,17 +286,22 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
         "totals": None,
     }
     if engine.table_exists("data_owners"):
-        totals = engine.frame("report/owner_totals").row(0, named=True)
-        view["totals"] = totals
-        frame = owner_accounts(engine)
+        # the accounts shown and the totals in one pass (not every account's details)
+        top = engine.frame("report/owner_top", rows=MAX_OWNER_ROWS)
+        first = top.row(0, named=True) if top.height else {}
+        view["totals"] = {
+            "accounts": first.get("accounts", 0),
+            "requests": first.get("requests", 0),
+            "exposures": first.get("all_exposures", 0),
+        }
         note = ""
-        if frame.height > MAX_OWNER_ROWS:
+        if view["totals"]["accounts"] > MAX_OWNER_ROWS:
             note = (
-                f"The {MAX_OWNER_ROWS} accounts with most requests at risk of {frame.height}; "
-                "all are in notify/data_owners.csv."
+                f"The {MAX_OWNER_ROWS} accounts with most requests at risk of "
+                f"{view['totals']['accounts']}; all are in notify/data_owners.csv."
             )
-            frame = frame.head(MAX_OWNER_ROWS)
-        view["table"] = Table.of(frame, note=note)
+        columns = ("account_id", "requests_at_risk", "exposures", "first_at", "last_at")
+        view["table"] = Table.of(top.select(columns), note=note)
     return view
 
 
@@ -222,15 +316,27 @@ def engine_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "preflight": _columns_table(
             [{**f, "danger_band": _band(f.get("danger_band"))} for f in preflight],
-            ("node", "role", "tokens", "context_window", "danger_band", "start", "end"),
+            (
+                "node",
+                "role",
+                "tokens",
+                "context_window",
+                "danger_band",
+                "engine_warned",
+                "start",
+                "end",
+            ),
         )
         if isinstance(preflight, list)
         else None,
         "confirmed": summary.get("engine_confirmed"),
         "exposure_count": summary.get("exposure_count"),
         "signature": summary.get("engine_signature"),
+        "refused": summary.get("engine_refused"),
         "reconciliation": _reconciliation_table(summary.get("engine_reconciliation")),
-        "capacity": _columns_table(spans, ("role", "node", "tokens", "context_len", "start", "end"))
+        "capacity": _columns_table(
+            spans, ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
+        )
         if isinstance(spans, list)
         else None,
     }
@@ -258,7 +364,11 @@ def _reconciliation_table(rec: Any) -> Table | None:
 
 def _columns_table(rows: Sequence[Any], columns: Sequence[str]) -> Table:
     dicts = [r for r in rows if isinstance(r, Mapping)]
-    numeric = [all(isinstance(r.get(c), int) for r in dicts) and bool(dicts) for c in columns]
+    numeric = [
+        all(isinstance(r.get(c), int) and not isinstance(r.get(c), bool) for r in dicts)
+        and bool(dicts)
+        for c in columns
+    ]
     return Table(list(columns), [[_cell(r.get(c)) for c in columns] for r in dicts], "", numeric)
 
 
@@ -286,6 +396,194 @@ def inputs_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any]
         table = Table.of(engine.read_table("inputs"))
     ingest = summary.get("ingest")
     return {"table": table, "ingest": dict(ingest) if isinstance(ingest, Mapping) else None}
+
+
+# --- evidence and uncertainty -------------------------------------------------------------
+
+# one sentence per contribution to the exposure range: (category, direction) -> text, where
+# {n} is the number of requests, {skew} the clock skew and {tolerance} the token tolerance
+CONTRIBUTION_SENTENCES = {
+    ("quarantined", "max"): (
+        "{n} quarantined record(s) could each have been an exposed response: none of their "
+        "readable values (model, time, status, account, prompt size) rules it out, and a "
+        "record that could not be parsed at all counts."
+    ),
+    ("unknown_capacity", "max"): (
+        "{n} request(s) answered with success matched no [[capacity]] entry for their prefill "
+        "node and time, with a prompt above the smallest prefill pool in force in the window: "
+        "each may have been exposed."
+    ),
+    ("status_unknown", "min"): (
+        "{n} exposed response(s) come from a log that records no status: their delivery "
+        "(status 200) is assumed."
+    ),
+    ("clock_skew", "min"): (
+        "{n} exposed response(s) would not be exposed if the gateway clock were off by up to "
+        "{skew} (a capacity change or an edge of the window lies that close)."
+    ),
+    ("clock_skew", "max"): (
+        "{n} other request(s) would be exposed if the gateway clock were off by up to {skew}."
+    ),
+    ("token_count", "min"): (
+        "{n} exposed response(s) would not be exposed if the gateway's prompt token count were "
+        "off by up to {tolerance} tokens."
+    ),
+    ("token_count", "max"): (
+        "{n} other request(s) would be exposed if the gateway's prompt token count were off by "
+        "up to {tolerance} tokens."
+    ),
+    ("conflicting", "min"): (
+        "{n} exposed response(s) have a quarantined conflicting duplicate record (same request "
+        "id, other values) that would not be exposed."
+    ),
+    ("conflicting", "max"): (
+        "{n} request(s) not counted as exposed have a quarantined conflicting duplicate record "
+        "that would be."
+    ),
+    ("engine_only", "max"): (
+        "{n} request(s) show the bug's signature in the engine logs (prefill rejected for "
+        "capacity, decode finished) with no exposed gateway record, and no excluded account or "
+        "failed status explains them."
+    ),
+}
+EXACT = (
+    "The count is exact on the evidence given: no quarantined record, request without a "
+    "capacity entry, assumed status, conflicting duplicate, engine-only signature or declared "
+    "clock or token uncertainty could change it."
+)
+
+
+def contribution_sentence(contribution: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    """The sentence that explains one contribution to the exposure range."""
+    settings = summary.get("uncertainty") or {}
+    key = (str(contribution.get("category")), str(contribution.get("direction")))
+    template = CONTRIBUTION_SENTENCES.get(
+        key, "{n} request(s) in category " + key[0] + " (" + key[1] + ")."
+    )
+    return template.format(
+        n=f"{int(contribution.get('requests') or 0):,}",
+        skew=_duration(settings.get("clock_skew_seconds") or 0),
+        tolerance=f"{int(settings.get('prompt_tokens_tolerance') or 0):,}",
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size and float(seconds / size).is_integer():
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The exposure range with one sentence per contribution (or that the count is exact),
+    the assumptions, the coverage gaps and the warnings; None parts for an older summary."""
+    rng = summary.get("exposure_range")
+    view: dict[str, Any] = {
+        "range": None,
+        "sentences": [],
+        "exact": False,
+        "exact_text": EXACT,
+        "assumptions": None,
+    }
+    if isinstance(rng, Mapping):
+        view["range"] = {k: rng.get(k) for k in ("min", "likely", "max")}
+        view["sentences"] = [
+            (c.get("direction"), contribution_sentence(c, summary))
+            for c in rng.get("contributions") or []
+        ]
+        view["exact"] = not rng.get("contributions")
+    entries = summary.get("assumptions")
+    if isinstance(entries, list):
+        view["assumptions"] = Table(
+            ["field", "default", "what it does", "sources", "requests in scope"],
+            [
+                [
+                    _cell(a.get("field")),
+                    "none" if a.get("default") is None else _cell(a.get("default")),
+                    _cell(a.get("effect")),
+                    _cell(a.get("sources")),
+                    _cell(a.get("requests")),
+                ]
+                for a in entries
+            ],
+            numeric=[False, False, False, False, True],
+        )
+    cov = summary.get("coverage")
+    view["coverage"] = None
+    if isinstance(cov, Mapping):
+        gaps: dict[str, list[str]] = {}
+        for gap in cov.get("gaps") or []:
+            gaps.setdefault(str(gap.get("source")), []).append(str(gap.get("hour")))
+        missing = cov.get("missing") or {}
+        view["coverage"] = {
+            "in_scope": cov.get("in_scope"),
+            "gaps": Table(
+                ["source", "hours with no record", "hours"],
+                [[src, _cell(len(hours)), _hours_text(hours)] for src, hours in gaps.items()],
+                numeric=[False, True, False],
+            ),
+            "missing": Table(
+                ["field", "in-scope requests without it", "share"],
+                [
+                    [
+                        name,
+                        _cell(v.get("requests")),
+                        "—" if v.get("share") is None else f"{100 * float(v['share']):.2f} %",
+                    ]
+                    for name, v in sorted(missing.items())
+                    if isinstance(v, Mapping)
+                ],
+                numeric=[False, True, True],
+            ),
+            "engine": Table(
+                ["node", "role", "first line", "last line", "hours of the window with lines"],
+                [
+                    [
+                        _cell(n.get("node")),
+                        _cell(n.get("role")),
+                        _cell(n.get("first")),
+                        _cell(n.get("last")),
+                        f"{_cell(n.get('hours_with_lines'))} of {len(cov.get('hours') or [])}",
+                    ]
+                    for n in cov.get("engine_nodes") or []
+                ],
+                numeric=[False, False, False, False, True],
+            )
+            if cov.get("engine_nodes")
+            else None,
+        }
+    warnings = summary.get("warnings")
+    view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else None
+    return view
+
+
+def _hours_text(hours: list[str]) -> str:
+    """Hours as runs: `2026-09-01T05:00Z – 07:00Z (3 h)` and single hours, `; `-separated."""
+    runs: list[list[str]] = []
+    for h in sorted(hours):
+        if runs and _next_hour(runs[-1][-1]) == h:
+            runs[-1].append(h)
+        else:
+            runs.append([h])
+    return "; ".join(r[0] if len(r) == 1 else f"{r[0]} – {r[-1]} ({len(r)} h)" for r in runs)
+
+
+def _next_hour(hour: str) -> str:
+    at = datetime.fromisoformat(hour.replace("Z", "+00:00")) + timedelta(hours=1)
+    return iso(at, whole_seconds=True)
+
+
+def quarantine_view(engine: SQLEngine, case: Case) -> Table | None:
+    """The quarantine table by reason: per input (relative to the case folder) and reason,
+    the records quarantined; None when the case store holds no quarantine table."""
+    if not engine.table_exists("quarantine"):
+        return None
+    frame = engine.frame("report/quarantine_reasons")
+    rows = [
+        [relative_path(src, case.folder) if src else "—", _cell(reason), _cell(n)]
+        for src, reason, n in frame.iter_rows()
+    ]
+    return Table(["input", "reason", "records"], rows, numeric=[False, False, True])
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -351,4 +649,16 @@ def _template() -> jinja2.Template:
         finalize=lambda v: v if isinstance(v, Markup) or not isinstance(v, str) else printable(v),
     )
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else ("—" if v is None else v)
+    env.globals["contents"] = contents
     return env.get_template("report.html.j2")
+
+
+_HEADING = re.compile(r'<section id="([^"]+)">\s*<h2>(.*?)</h2>', re.S)
+
+
+def contents(body: str) -> list[tuple[str, Markup]]:
+    """The table of contents of rendered sections: (id, title) of every `<section>` that
+    opens with an `<h2>`, in page order (the title as rendered, already escaped)."""
+    return [
+        (m.group(1), Markup(re.sub(r"<[^>]+>", "", m.group(2)))) for m in _HEADING.finditer(body)
+    ]

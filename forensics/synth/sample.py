@@ -39,7 +39,7 @@ CHUNK_ROWS = 200_000
 BUNDLED_REQUESTS = t.REFERENCE_REQUESTS
 BUNDLED_SEED = 53
 BUNDLED_NAME = "GLM-5.3 cross-session KV cache exposure"
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+BUNDLED_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "glm53"  # the repo's
 ENGINE_DIR = "engine"
 
 
@@ -67,7 +67,9 @@ def generate(
     """Write a synthetic case with `requests` gateway records into `out`; return its truth.
 
     `exposed` fixes the true exposure count (default: 155 per 72,000 requests);
-    `engine_logs` adds SGLang server logs under engine/ (jsonl only).
+    `engine_logs` adds SGLang server logs under engine/ (jsonl only) and the admission limit
+    (reject_from) to the case's [[capacity]]: a prompt between it and the pool that was
+    delivered then counts as exposed on top of `exposed` (truth.json has the true count).
     """
     if fmt not in FORMATS:
         raise InputError(
@@ -88,7 +90,14 @@ def generate(
     plan = t.make_plan(requests, seed, exposed)
     name = name or f"Synthetic GLM-5.3-style case ({requests} requests, seed {seed})"
     log_name = "gateway.jsonl.gz" if fmt == "jsonl" else "gateway.parquet"
-    truth = t.Truth(len(plan.accounts.ids))
+    # a case with engine logs carries the admission limit `forensics capacity` derives from
+    # them (reject_from); without, the pool size only
+    over_from = (
+        (t.reject_from(t.PREFILL_CAPACITY), t.reject_from(t.PREFILL_CAPACITY_FIXED))
+        if engine_logs
+        else (t.PREFILL_CAPACITY + 1, t.PREFILL_CAPACITY_FIXED + 1)
+    )
+    truth = t.Truth(len(plan.accounts.ids), over_from)
     faults = _Faults(plan, fmt)
 
     log_path = out / log_name
@@ -135,11 +144,12 @@ def write_bundled(out: str | Path = BUNDLED_DIR) -> SampleResult:
 def write_engine_logs(folder: str | Path) -> tuple[list[Path], int]:
     """SGLang prefill/decode logs for the case in `folder` from its gateway.jsonl.gz.
 
-    One gzip file per node under engine/: startup lines at the window start (prefill pool
-    681,280), the reconfiguration of every prefill node at 14:52 (pool 2,039,808), and
-    per-request lines for prompts over the baseline size (queries/sample/bundle_lines.sql).
-    Returns the files and the number of evidence records written (every line but the one
-    server_args line per file). Deterministic: gzip without a time stamp.
+    One gzip file per node under engine/, in the spellings of SGLang 0.5.18: startup lines at
+    the window start (prefill pool 681,280, admission limit 681,274), the restart of every
+    prefill node with the corrected configuration at 14:52 (pool 2,039,808), and per-request
+    lines for prompts over the baseline size (queries/sample/bundle_lines.sql). Returns the
+    files and the number of evidence records written (every line is one). Deterministic:
+    gzip without a time stamp.
     """
     folder = Path(folder)
     out = folder / ENGINE_DIR
@@ -161,9 +171,9 @@ def write_engine_logs(folder: str | Path) -> tuple[list[Path], int]:
         ).rows()
     lines: dict[str, list[str]] = {}
     records = 0
-    for node, _ts, order, line in rows:  # a few thousand lines: long requests only
+    for node, _ts, _order, line in rows:  # a few thousand lines: long requests only
         lines.setdefault(node, []).append(line)
-        records += order > 0  # order 0 is the server_args line: not an evidence record
+        records += 1  # every line written is an evidence record
     files = []
     for node, text in sorted(lines.items()):
         path = out / f"{node}.log.gz"
@@ -386,27 +396,7 @@ end = "2026-09-09T14:52:00Z"
 path = "{log_name}"
 mapping = "gateway.mapping.toml"
 {_ENGINE_SOURCE if engine_logs else ""}
-# Prefill pool: 681,280 tokens until every prefill node ran the corrected configuration.
-[[capacity]]
-role = "prefill"
-nodes = "*"
-tokens = {t.PREFILL_CAPACITY}
-start = "2026-08-27T00:00:00Z"
-end = "2026-09-09T14:52:00Z"
-
-[[capacity]]
-role = "prefill"
-nodes = "*"
-tokens = {t.PREFILL_CAPACITY_FIXED}
-start = "2026-09-09T14:52:00Z"
-
-# Decode pools of the GLM-5.3 decode nodes (used by the data-owner walk-back).
-[[capacity]]
-role = "decode"
-nodes = "decode-b*"
-tokens = {t.DECODE_CAPACITY}
-start = "2026-08-27T00:00:00Z"
-
+{_capacity(engine_logs)}
 [[exclude]]
 reason = "{t.INTERNAL}"
 accounts = ["{t.OPS_QA}", "{t.OPS_REPRO[0]}", "{t.OPS_REPRO[1]}"]
@@ -423,6 +413,35 @@ policy = "pool-walkback"
 
 [accounts]
 path = "accounts.csv"
+
+# The notices, jurisdictions and regulator summary under notify/. The texts are Markdown,
+# shown as written; every figure beside them comes from the analysis.
+[notify]
+jurisdiction = "region"
+description = '''
+From the launch of GLM-5.3 until every prefill node ran the corrected configuration, the
+inference engine (prefill/decode disaggregated serving) answered prompts larger than the KV
+cache pool of its prefill servers instead of rejecting them. The decode servers then read
+cache pages that could still hold data of other customers' earlier requests, so a response
+to such a prompt may contain text derived from another customer's prompt.
+'''
+consequences = '''
+A response to an oversized prompt could contain fragments of another customer's prompt,
+which may include personal data of that customer or of its users. The customer who received
+it could read those fragments; the customer whose prompt it was cannot know whether it was
+shown. Prompts of the data owners are not kept, so which personal data they held cannot be
+established.
+'''
+measures = '''
+- The model was made private, then every prefill node moved to a configuration whose KV
+cache pool holds a full context window.
+- The deployment was rebuilt with an engine patch that rejects an oversized prompt when it
+is admitted; public access was restored after that.
+- Every affected customer and every data owner receives a notice listing its requests.
+- The fix was shared with the engine's maintainers; public disclosure is coordinated with
+them.
+'''
+contact = "Security incident response: security@inference.example (reference GLM53-KV)"
 
 [[event]]
 at = "2026-07-06T00:00:00Z"
@@ -459,6 +478,8 @@ label = "Status page: identified"
 [[event]]
 at = "2026-09-09T13:22:00Z"
 label = "Security incident declared (leak reproduced with two accounts)"
+# the operator is aware of the breach (GDPR Art. 33(1)): the 72 hours run from here
+awareness = true
 
 [[event]]
 at = "2026-09-09T14:00:00Z"
@@ -510,6 +531,46 @@ label = "Coordinated public disclosure"
 """
 
 
+def _capacity(engine_logs: bool) -> str:
+    """The [[capacity]] entries; with engine logs, each carries the admission limit
+    (reject_from) that `forensics capacity` derives from them."""
+
+    def limit(tokens: int) -> str:
+        return f"reject_from = {t.reject_from(tokens)}\n" if engine_logs else ""
+
+    head = (
+        "# Prefill pool: 681,280 tokens until every prefill node ran the corrected "
+        "configuration.\n"
+        + (
+            "# reject_from: the smallest prompt the engine refuses, min(context_len - 1, "
+            "tokens - 1) - 5\n# (SGLang's admission limit, derived by forensics capacity "
+            "from the engine logs).\n"
+            if engine_logs
+            else ""
+        )
+    )
+    return f"""{head}[[capacity]]
+role = "prefill"
+nodes = "*"
+tokens = {t.PREFILL_CAPACITY}
+{limit(t.PREFILL_CAPACITY)}start = "2026-08-27T00:00:00Z"
+end = "2026-09-09T14:52:00Z"
+
+[[capacity]]
+role = "prefill"
+nodes = "*"
+tokens = {t.PREFILL_CAPACITY_FIXED}
+{limit(t.PREFILL_CAPACITY_FIXED)}start = "2026-09-09T14:52:00Z"
+
+# Decode pools of the GLM-5.3 decode nodes (used by the data-owner walk-back).
+[[capacity]]
+role = "decode"
+nodes = "decode-b*"
+tokens = {t.DECODE_CAPACITY}
+{limit(t.DECODE_CAPACITY)}start = "2026-08-27T00:00:00Z"
+"""
+
+
 _ENGINE_SOURCE = f"""
 # SGLang prefill/decode server logs: derived capacity, pre-flight, the bug's signature.
 [[source]]
@@ -529,7 +590,8 @@ def _truth(
     per = truth.exposed_per_account
     assert per is not None
     affected = sorted(plan.accounts.ids[i] for i in np.flatnonzero(per).tolist())
-    if truth.bands["exposed"] != plan.exposed or written != plan.requests:
+    placed = truth.bands["exposed"] - truth.exposed_within_pool
+    if placed != plan.exposed or written != plan.requests:
         raise AssertionError("generator bookkeeping disagrees with its plan")  # a bug, not input
     by_format = {
         fmt: {

@@ -51,6 +51,14 @@ CONTEXT_WINDOW = 1_048_576
 PREFILL_CAPACITY = 681_280  # until FIXED
 PREFILL_CAPACITY_FIXED = 2_039_808  # from FIXED, about twice the window
 DECODE_CAPACITY = 1_302_528
+
+
+def reject_from(pool: int, context_len: int = CONTEXT_WINDOW) -> int:
+    """SGLang's admission limit for a plain pool: the smallest prompt its scheduler refuses,
+    min(context_len - 1, pool - 1) - 5 (tp_worker.py max_req_input_len)."""
+    return min(context_len - 1, pool - 1) - 5
+
+
 BASELINE_MIN = 131_072
 SUCCESS = (200,)
 REFERENCE_REQUESTS = 72_000  # the bundled case's size, where `exposed` is 155
@@ -720,11 +728,17 @@ class Truth:
     """Counters accumulated chunk by chunk from the generated arrays (not from the analysis)."""
 
     n_accounts: int
+    # the smallest prompt over the prefill capacity before and from FIXED: the case file's
+    # reject_from where it gives one, else the pool + 1
+    over_from: tuple[int, int] = (PREFILL_CAPACITY + 1, PREFILL_CAPACITY_FIXED + 1)
     bands: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BANDS, 0))
     excluded_by_reason: dict[str, int] = field(default_factory=dict)
     exposed_per_account: np.ndarray | None = None
     requests: int = 0
     requests_53: int = 0
+    # exposed prompts the pool would hold but the admission limit refuses (reject_from ..
+    # tokens): the plan places its `exposed` requests above the pool, these come on top
+    exposed_within_pool: int = 0
     _codes: np.ndarray | None = None
 
     def add(self, rows: Rows, accounts: Accounts) -> None:
@@ -741,9 +755,9 @@ class Truth:
             rows["status"][inw],
             rows["acct"][inw],
         )
-        cap = np.where(ts < FIXED, PREFILL_CAPACITY, PREFILL_CAPACITY_FIXED)
+        over_from = np.where(ts < FIXED, *self.over_from)
         over_ctx = p > CONTEXT_WINDOW
-        fits = ~over_ctx & (p <= cap)
+        fits = ~over_ctx & (p < over_from)
         over = ~over_ctx & ~fits
         ok = np.isin(st, SUCCESS)
         if self._codes is None:
@@ -755,6 +769,8 @@ class Truth:
         self.bands["over_context"] += int(over_ctx.sum())
         self.bands["over_capacity_failed"] += int((over & ~ok).sum())
         self.bands["exposed"] += int(exposed.sum())
+        pool = np.where(ts < FIXED, PREFILL_CAPACITY, PREFILL_CAPACITY_FIXED)
+        self.exposed_within_pool += int((exposed & (p <= pool)).sum())
         self.bands["excluded"] += int((over & ok & is_excl).sum())
         for reason in sorted(set(excl_reason[over & ok & is_excl].tolist())):
             k = int(((excl_reason == reason) & over & ok).sum())

@@ -1,7 +1,8 @@
 -- Per-account figures for usage classification (rows of `bands` of accounts not excluded).
 -- An account's long-context stream: its exposed and failed over-capacity prompts plus its
 -- baseline of normal long-context usage (band 'fits', prompt >= $min_prompt, served while the
--- capacity in force was below $context_window, i.e. while exposure was possible). A closed
+-- capacity in force refused prompts the context window allows (over_from <= $context_window),
+-- i.e. while exposure was possible). A closed
 -- $burst_minutes window starts at each request of the stream.
 --   exposed        band 'exposed'
 --   baseline       the baseline requests
@@ -18,13 +19,14 @@ WITH stream AS (
         ts,
         prompt_tokens,
         capacity,
+        over_from,
         band,
         (band IN ('exposed', 'over_capacity_failed'))::INTEGER AS is_over
     FROM bands
     WHERE exclusion_reason IS NULL
       AND (
           band IN ('exposed', 'over_capacity_failed')
-          OR (band = 'fits' AND prompt_tokens >= $min_prompt AND capacity < $context_window)
+          OR (band = 'fits' AND prompt_tokens >= $min_prompt AND over_from <= $context_window)
       )
 ),
 windows AS (
@@ -45,7 +47,7 @@ per_account AS (
         count(*) FILTER (
             WHERE band = 'fits'
               AND prompt_tokens >= $min_prompt
-              AND capacity < $context_window
+              AND over_from <= $context_window
         ) AS baseline,
         count(*) FILTER (WHERE is_over = 1) AS over_capacity,
         count(*) FILTER (

@@ -7,7 +7,7 @@ WITH analysed AS (
     WHERE exclusion_reason IS NULL
       AND (
           band = 'exposed'
-          OR (band = 'fits' AND prompt_tokens >= $min_prompt AND capacity < $context_window)
+          OR (band = 'fits' AND prompt_tokens >= $min_prompt AND over_from <= $context_window)
       )
 ),
 buckets AS (

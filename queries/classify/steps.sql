@@ -2,9 +2,9 @@
 -- $zone (a fraction) of the capacity in force are looked at; consecutive ones of an account
 -- at most $session_minutes apart form a session; a run is a stretch of strictly increasing
 -- sizes inside a session. Per account: the sizes of its sessions (for the bound) and its
--- longest run that crosses the capacity (some size <= capacity, some above).
+-- longest run that crosses the capacity (some size fits, some is over: prompt >= over_from).
 WITH zone AS (
-    SELECT account_id, request_id, ts, prompt_tokens, capacity
+    SELECT account_id, request_id, ts, prompt_tokens, capacity, over_from
     FROM bands
     WHERE exclusion_reason IS NULL
       AND capacity IS NOT NULL
@@ -50,7 +50,7 @@ runs AS (
         max(prompt_tokens) AS run_max
     FROM numbered
     GROUP BY account_id, run
-    HAVING bool_or(prompt_tokens <= capacity) AND bool_or(prompt_tokens > capacity)
+    HAVING bool_or(prompt_tokens < over_from) AND bool_or(prompt_tokens >= over_from)
 ),
 best AS (
     SELECT account_id, length, run_start, run_end, run_min, run_max

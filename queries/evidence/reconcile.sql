@@ -1,6 +1,7 @@
 -- Engine signature (engine_signature) against the gateway's exposed requests (bands), joined
 -- on bootstrap_room (requests.extra ->> 'bootstrap_room'). One row per (side, reason).
 -- side: matched | gateway_only (exposed, not confirmed) | engine_only (confirmed, not exposed)
+-- A gateway-only request the engine refused without a transfer (engine_refused) says so.
 -- engine_only reasons name why the gateway does not count it as exposed: the excluded
 -- account's reason, the gateway status of an undelivered response, or the band.
 WITH gateway AS (
@@ -28,6 +29,9 @@ legs AS (
 sig AS (
     SELECT DISTINCT bootstrap_room AS room FROM engine_signature
 ),
+refused AS (
+    SELECT DISTINCT bootstrap_room AS room FROM engine_refused
+),
 gateway_side AS (
     SELECT
         CASE WHEN s.room IS NOT NULL THEN 'matched' ELSE 'gateway_only' END AS side,
@@ -35,6 +39,8 @@ gateway_side AS (
             WHEN s.room IS NOT NULL THEN 'exposed and engine-confirmed'
             WHEN e.room IS NULL THEN 'gateway record has no bootstrap_room'
             WHEN l.room IS NULL THEN 'no engine log line for this bootstrap_room'
+            WHEN f.room IS NOT NULL
+                THEN 'the engine refused it without a KV transfer (prefill retired it at intake, SGLang 0.5.21+): no exposure in the engine logs'
             WHEN NOT l.has_prefill THEN 'no prefill leg in the engine logs'
             WHEN NOT l.has_decode THEN 'no decode leg in the engine logs'
             ELSE 'engine legs present but not the signature (prefill not rejected for capacity, or decode did not finish normally)'
@@ -44,6 +50,7 @@ gateway_side AS (
     FROM exposed AS e
     LEFT JOIN sig AS s ON s.room = e.room
     LEFT JOIN legs AS l ON l.room = e.room
+    LEFT JOIN refused AS f ON f.room = e.room
 ),
 engine_side AS (
     SELECT

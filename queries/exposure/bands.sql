@@ -1,7 +1,9 @@
 -- One row per request of the case's models with ts in [window_start, window_end), with the
 -- prefill capacity in force (first [[capacity]] entry in file order with role prefill whose
 -- `nodes` glob matches prefill_node, a NULL node matching only "*", and whose [start, end)
--- holds ts) and its band (SPEC.md "Analyses").
+-- holds ts) and its band (SPEC.md "Analyses"). over_from is the smallest prompt over that
+-- capacity: the entry's reject_from (the engine's admission limit), else tokens + 1; a
+-- prompt fits when prompt_tokens < over_from.
 WITH scoped AS (
     SELECT r.*
     FROM requests AS r
@@ -47,6 +49,7 @@ with_capacity AS (
         s.request_id, s.ts, s.ts_end, s.account_id, s.model, s.prompt_tokens,
         s.completion_tokens, s.status, s.prefill_node, s.decode_node,
         c.tokens AS capacity,
+        coalesce(c.reject_from, c.tokens + 1) AS over_from,
         x.reason AS exclusion_reason,
         coalesce(s.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered
@@ -65,10 +68,11 @@ SELECT
     CASE
         WHEN prompt_tokens > $context_window THEN 'over_context'
         WHEN capacity IS NULL THEN 'unknown_capacity'
-        WHEN prompt_tokens <= capacity THEN 'fits'
+        WHEN prompt_tokens < over_from THEN 'fits'
         WHEN NOT delivered THEN 'over_capacity_failed'
         WHEN exclusion_reason IS NOT NULL THEN 'excluded'
         ELSE 'exposed'
     END AS band,
-    exclusion_reason
+    exclusion_reason,
+    CAST(over_from AS BIGINT) AS over_from
 FROM with_capacity

@@ -1,3 +1,3 @@
 -- One row of `inputs` for an ingested SGLang log.
 INSERT INTO inputs (path, sha256, bytes, rows_read, rows_loaded, duplicates, quarantined, format, note)
-VALUES ($path, $sha256, $bytes, $rows_read, $rows_loaded, 0, $quarantined, 'sglang', $note)
+VALUES ($path, $sha256, $bytes, $rows_read, $rows_loaded, $duplicates, $quarantined, 'sglang', $note)

@@ -1,14 +1,21 @@
--- Engine evidence tables (CONTRACTS.md), created once; filled by forensics.sglang.
--- engine_startup holds every capacity line; engine_capacity (one span per server start) is
--- rebuilt from it after each ingest, since a span ends at the node's next start.
+-- Engine evidence tables, created once; filled by forensics.ingest.sglang.
+-- engine_startup holds every startup line (server_args, KV pool allocations, sliding-window
+-- pool lines, max_total_num_tokens, the engine's own pre-flight warning); engine_capacity
+-- (one span per server start) is rebuilt from it after each ingest, since a span ends at
+-- the node's next start. Columns added later are added to older databases here too.
 CREATE TABLE IF NOT EXISTS engine_startup (
     node VARCHAR, role VARCHAR, kind VARCHAR, tags VARCHAR, ts TIMESTAMPTZ, tokens BIGINT,
     context_len BIGINT, source VARCHAR, source_row BIGINT
 );
+ALTER TABLE engine_startup ADD COLUMN IF NOT EXISTS pool VARCHAR;
+ALTER TABLE engine_startup ADD COLUMN IF NOT EXISTS setup VARCHAR;
 CREATE TABLE IF NOT EXISTS engine_capacity (
     node VARCHAR, role VARCHAR, tokens BIGINT, context_len BIGINT, start_ts TIMESTAMPTZ,
     end_ts TIMESTAMPTZ, source VARCHAR, source_row BIGINT
 );
+ALTER TABLE engine_capacity ADD COLUMN IF NOT EXISTS reject_from BIGINT;
+ALTER TABLE engine_capacity ADD COLUMN IF NOT EXISTS note VARCHAR;
+ALTER TABLE engine_capacity ADD COLUMN IF NOT EXISTS engine_warned BOOLEAN;
 CREATE TABLE IF NOT EXISTS engine_requests (
     node VARCHAR, role VARCHAR, rid VARCHAR, bootstrap_room BIGINT, input_len BIGINT,
     output_len BIGINT, ts TIMESTAMPTZ, source VARCHAR, source_row BIGINT, kind VARCHAR,

@@ -1,0 +1,54 @@
+-- notify/jurisdictions.csv: the accounts of the three lists per jurisdiction (the value of the
+-- case's [notify] jurisdiction column of the accounts file, in `notify_jurisdiction`), counted
+-- from the tables the lists count: recipients and their exposed responses from `bands`, data
+-- owners and their requests at risk from `data_owners`, excluded accounts from
+-- `notify_exclusions`. An account not in the accounts file, or with an empty value, is under
+-- '(unknown)'. Every value the accounts file holds is listed, zeros included; '(unknown)'
+-- only when an account falls under it. Each account is in one jurisdiction, so the columns
+-- sum to the lists' totals.
+WITH recipients AS (
+    SELECT account_id, count(*) AS responses
+    FROM bands
+    WHERE band = 'exposed'
+    GROUP BY account_id
+),
+owners AS (
+    SELECT owner_account_id AS account_id, count(DISTINCT owner_request_id) AS requests
+    FROM data_owners
+    GROUP BY owner_account_id
+),
+listed AS (
+    SELECT account_id FROM recipients
+    UNION
+    SELECT account_id FROM owners
+    UNION
+    SELECT account_id FROM notify_exclusions
+),
+placed AS (
+    SELECT
+        l.account_id,
+        CASE WHEN j.jurisdiction IS NULL OR trim(j.jurisdiction) = '' THEN '(unknown)'
+             ELSE j.jurisdiction END AS jurisdiction
+    FROM listed AS l
+    LEFT JOIN notify_jurisdiction AS j ON j.account_id = l.account_id
+),
+names AS (
+    SELECT jurisdiction FROM placed
+    UNION
+    SELECT jurisdiction FROM notify_jurisdiction
+    WHERE jurisdiction IS NOT NULL AND trim(jurisdiction) <> ''
+)
+SELECT
+    n.jurisdiction,
+    count(r.account_id) AS recipient_accounts,
+    CAST(coalesce(sum(r.responses), 0) AS BIGINT) AS exposed_responses,
+    count(o.account_id) AS data_owner_accounts,
+    CAST(coalesce(sum(o.requests), 0) AS BIGINT) AS requests_at_risk,
+    count(x.account_id) AS excluded_accounts
+FROM names AS n
+LEFT JOIN placed AS p ON p.jurisdiction = n.jurisdiction
+LEFT JOIN recipients AS r ON r.account_id = p.account_id
+LEFT JOIN owners AS o ON o.account_id = p.account_id
+LEFT JOIN notify_exclusions AS x ON x.account_id = p.account_id
+GROUP BY n.jurisdiction
+ORDER BY n.jurisdiction = '(unknown)', n.jurisdiction

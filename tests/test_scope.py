@@ -1,0 +1,313 @@
+"""No silent zeros: refusals (exit 2, one line naming the cause and what the logs hold),
+`--allow-empty`, the quarantine reasons ingest prints, and the warnings for case-file ids that
+match nothing. Fixture: tests/fixtures/evidence (README.md, "Refusals and warnings")."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from evidence_case import CASE_FILE, EVIDENCE_DIR, analyzed, case_copy
+
+from forensics import pipeline
+from forensics.case import load_case
+from forensics.cli import app
+from forensics.engines import DuckDBEngine
+from forensics.errors import ForensicsError
+
+# what the fixture's logs hold (README "Refusals and warnings"): 27 loaded requests, model m
+# 26 from b04 00:01 to a13 06:01, model other 1 (a14 00:30)
+HELD = (
+    "the logs hold 27 request(s) from 2026-09-01T00:01:00Z to 2026-09-01T06:01:00Z, by model: "
+    "m 26 (2026-09-01T00:01:00Z .. 2026-09-01T06:01:00Z), "
+    "other 1 (2026-09-01T00:30:00Z .. 2026-09-01T00:30:00Z)"
+)
+
+
+def _one_line(output: str) -> str:
+    lines = [ln for ln in output.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path, runner) -> Path:
+    """Both sources of the fixture ingested into a case database."""
+    path = tmp_path / "case.duckdb"
+    for log in ("a", "b"):
+        result = runner.invoke(
+            app,
+            [
+                "ingest",
+                str(EVIDENCE_DIR / f"{log}.jsonl"),
+                "--db",
+                str(path),
+                "--mapping",
+                str(EVIDENCE_DIR / f"{log}.mapping.toml"),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+    return path
+
+
+def _analyze(runner, case: Path, db: Path, out: Path, *extra: str):
+    return runner.invoke(app, ["analyze", str(case), "--db", str(db), "--out", str(out), *extra])
+
+
+# --- no request in scope ----------------------------------------------------------------------
+
+
+def test_analyze_refuses_a_models_typo_naming_the_models_the_logs_hold(runner, tmp_path, db):
+    case = case_copy(tmp_path, replace=('models = ["m"]', 'models = ["m-typo"]'))
+    result = _analyze(runner, case, db, tmp_path / "out")
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert (
+        "no request of the case's models (m-typo) in the window 2026-09-01T00:00:00Z .. "
+        f"2026-09-01T06:00:00Z; {HELD}; check models and [window]" in line
+    )
+    assert "--allow-empty" in line
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_analyze_refuses_a_window_in_the_wrong_year(runner, tmp_path, db):
+    case = case_copy(
+        tmp_path,
+        replace=(
+            'start = "2026-09-01T00:00:00Z"\nend = "2026-09-01T06:00:00Z"',
+            'start = "2025-09-01T00:00:00Z"\nend = "2025-09-01T06:00:00Z"',
+        ),
+    )
+    result = _analyze(runner, case, db, tmp_path / "out")
+    assert result.exit_code == 2
+    assert f"in the window 2025-09-01T00:00:00Z .. 2025-09-01T06:00:00Z; {HELD}" in _one_line(
+        result.output
+    )
+
+
+def test_allow_empty_accepts_a_deliberate_zero_and_says_so(runner, tmp_path, db):
+    case = case_copy(tmp_path, replace=('models = ["m"]', 'models = ["m-typo"]'))
+    result = _analyze(runner, case, db, tmp_path / "out", "--allow-empty")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["exposure_count"] == 0
+    assert summary["warnings"][0].startswith("no request of the case's models (m-typo)")
+    assert summary["warnings"][0].endswith(": the count of zero was accepted")
+    # q1 (invalid JSON) could still be anything; q5 and q9 are of model m, not m-typo
+    assert summary["exposure_range"] == {
+        "min": 0,
+        "likely": 0,
+        "max": 1,
+        "contributions": [{"category": "quarantined", "direction": "max", "requests": 1}],
+    }
+    assert "warning: no request of the case's models (m-typo)" in result.output
+
+
+def test_the_library_refuses_too_naming_allow_empty_as_a_keyword(tmp_path):
+    case = load_case(case_copy(tmp_path, replace=('models = ["m"]', 'models = ["m-typo"]')))
+    with DuckDBEngine() as engine:
+        pipeline.ingest_sources(engine, case)
+        with pytest.raises(ForensicsError, match="give allow_empty= to accept") as caught:
+            pipeline.analyze_case(engine, case)
+        assert caught.value.exit_code == 2
+        summary, _ = pipeline.analyze_case(engine, case, allow_empty=True)
+    assert summary["exposure_count"] == 0
+
+
+# --- a [[source]] the database lacks ----------------------------------------------------------
+
+
+@pytest.fixture
+def db_a_only(tmp_path, runner) -> Path:
+    path = tmp_path / "a-only.duckdb"
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(EVIDENCE_DIR / "a.jsonl"),
+            "--db",
+            str(path),
+            "--mapping",
+            str(EVIDENCE_DIR / "a.mapping.toml"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.mark.parametrize("command", ["analyze", "notify", "report"])
+def test_a_source_missing_from_the_database_is_refused_naming_the_file(
+    runner, tmp_path, db_a_only, command
+):
+    result = runner.invoke(
+        app, [command, str(CASE_FILE), "--db", str(db_a_only), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert f"[[source]] {EVIDENCE_DIR / 'b.jsonl'} is not in the case database's inputs" in line
+    assert f"(it holds 1 input(s): {EVIDENCE_DIR / 'a.jsonl'})" in line
+    assert "forensics ingest" in line
+
+
+def test_a_moved_copy_of_a_source_is_found_by_its_sha256(runner, tmp_path, db):
+    case = case_copy(tmp_path, replace=('path = "b.jsonl"', 'path = "b-renamed.jsonl"'))
+    shutil.copy(EVIDENCE_DIR / "b.jsonl", case.parent / "b-renamed.jsonl")
+    result = _analyze(runner, case, db, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+
+
+# --- an input that loads no record ------------------------------------------------------------
+
+
+REASON = "implausible epoch ts for unit ms (not within 2000-2100 UTC)"
+
+
+def _ingest_relative(runner, db: Path, *extra: str):
+    return runner.invoke(
+        app,
+        [
+            "ingest",
+            str(EVIDENCE_DIR / "relative.jsonl"),
+            "--db",
+            str(db),
+            "--mapping",
+            str(EVIDENCE_DIR / "relative.mapping.toml"),
+            *extra,
+        ],
+    )
+
+
+def test_ingest_refuses_an_input_that_loads_no_record_naming_its_top_reasons(runner, tmp_path):
+    result = _ingest_relative(runner, tmp_path / "case.duckdb")
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert (
+        f"{EVIDENCE_DIR / 'relative.jsonl'}: loads no record: 3 of 3 record(s) quarantined "
+        f"(top reasons: {REASON} 3); fix the mapping" in line
+    )
+    assert "--allow-empty" in line
+    assert not (tmp_path / "case.duckdb").exists()  # nothing written
+
+
+def test_ingest_allow_empty_loads_it_with_its_quarantine_rows_and_a_warning(runner, tmp_path):
+    result = _ingest_relative(runner, tmp_path / "case.duckdb", "--allow-empty")
+    assert result.exit_code == 0, result.output
+    assert "warning: " in result.output and "loads no record" in result.output
+    with DuckDBEngine(tmp_path / "case.duckdb") as engine:
+        assert engine.rows("SELECT reason, count(*) FROM quarantine GROUP BY ALL") == [(REASON, 3)]
+
+
+def test_run_refuses_it_too_and_leaves_out_as_it_was(runner, tmp_path):
+    case = case_copy(
+        tmp_path,
+        replace=(
+            'path = "b.jsonl"\nmapping = "b.mapping.toml"',
+            'path = "relative.jsonl"\nmapping = "relative.mapping.toml"',
+        ),
+    )
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(case), "--out", str(out)])
+    assert result.exit_code == 2
+    assert "loads no record: 3 of 3 record(s) quarantined" in _one_line(result.output)
+    assert not out.exists()
+
+
+def test_ingest_prints_each_inputs_top_three_quarantine_reasons(runner, tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(EVIDENCE_DIR / "a.jsonl"),
+            "--db",
+            str(tmp_path / "case.duckdb"),
+            "--mapping",
+            str(EVIDENCE_DIR / "a.mapping.toml"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    # 12 quarantined: conflicting duplicate 3, unparsable time ts 3, non-numeric token count
+    # prompt_tokens 2, then four reasons of 1 each
+    assert (
+        f"quarantined in {EVIDENCE_DIR / 'a.jsonl'}: conflicting duplicate 3; unparsable time "
+        "ts 3; non-numeric token count prompt_tokens 2 (of 12)"
+    ) in result.output.replace("\n", " ").replace("  ", " ")
+
+
+def test_run_prints_the_top_reasons_of_each_input_before_the_headline(runner, tmp_path):
+    result = runner.invoke(app, ["run", str(CASE_FILE), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    reasons = result.output.index(f"quarantined in {EVIDENCE_DIR / 'a.jsonl'}: ")
+    assert reasons < result.output.index("exposed responses: 10 (range 6-15)")
+
+
+# --- case-file ids that match nothing ---------------------------------------------------------
+
+GHOST = (
+    "[[exclude]] internal: 1 account(s) with no request of the case's models in the window: "
+    "acct-ghost"
+)
+DC9 = (
+    "[[capacity]] entry 4 (decode, nodes 'dc-9') matches no decode node of the case's requests "
+    "in the window (nodes seen: dc-1)"
+)
+
+
+@pytest.fixture(scope="module")
+def run_out(tmp_path_factory) -> tuple[Path, str]:
+    from typer.testing import CliRunner
+
+    out = tmp_path_factory.mktemp("run")
+    result = CliRunner().invoke(app, ["run", str(CASE_FILE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+@pytest.mark.parametrize("warning", [GHOST, DC9])
+def test_an_id_matching_nothing_is_a_warning_in_summary_headline_and_report(run_out, warning):
+    out, output = run_out
+    assert warning in json.loads((out / "summary.json").read_text())["warnings"]
+    assert f"warning: {warning}" in output
+    body = (out / "report.html").read_text()
+    assert warning.replace("'", "&#39;") in body[: body.index("<script>")]
+
+
+def test_the_headline_shows_each_summary_warning_once(run_out):
+    _, output = run_out
+    assert output.count(f"warning: {GHOST}") == 1
+
+
+def test_summary_warnings_name_no_command_line_option_or_library_term(run_out):
+    out, _ = run_out
+    for warning in json.loads((out / "summary.json").read_text())["warnings"]:
+        assert "--" not in warning and "\u27e6" not in warning, warning
+
+
+def test_a_source_with_no_record_in_the_window_is_a_warning(tmp_path):
+    case = case_copy(
+        tmp_path,
+        replace=('end = "2026-09-01T06:00:00Z"', 'end = "2026-09-01T00:30:00Z"'),
+    )
+    engine, summary = analyzed(case)
+    engine.close()
+    # in [00:00, 00:30) a.jsonl holds nothing (a01 and a14 are at 00:30), b.jsonl holds b04
+    assert "[[source]] a.jsonl: no record in the window" in summary["warnings"]
+    assert not any(w.startswith("[[source]] b.jsonl") for w in summary["warnings"])
+
+
+def test_pipeline_ingest_sources_returns_each_inputs_reasons():
+    with DuckDBEngine() as engine:
+        loaded = pipeline.ingest_sources(engine, load_case(CASE_FILE))
+    assert [(Path(s.path).name, s.quarantined, s.reasons) for s in loaded.inputs] == [
+        (
+            "a.jsonl",
+            12,
+            (
+                ("conflicting duplicate", 3),
+                ("unparsable time ts", 3),
+                ("non-numeric token count prompt_tokens", 2),
+            ),
+        ),
+        ("b.jsonl", 0, ()),
+    ]
