@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CaseError, command, decode_utf8, option
-from .schema import ROLES
+from .schema import ROLES, clean_id
 
 POLICIES = ("pool-walkback", "time-window")
 
@@ -62,11 +62,16 @@ class Capacity:
 
 @dataclass(frozen=True)
 class Exclusion:
-    """One `[[exclude]]`: accounts (listed and/or read from `file`) set aside for `reason`."""
+    """One `[[exclude]]`: accounts (listed and/or read from `file`) set aside for `reason`.
+    `places` says where each account is written (`file:line`, or the case file's line of
+    `accounts`), `comments` the comment lines of `file` that read like an id (`#acct-b`),
+    with their places: for messages only (not part of what the case means)."""
 
     reason: str
     accounts: tuple[str, ...]
     file: Path | None = None
+    places: tuple[str, ...] = ()
+    comments: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,14 @@ class Case:
     def excluded_accounts(self) -> dict[str, str]:
         """account_id -> reason, over every `[[exclude]]` entry."""
         return {a: ex.reason for ex in self.exclusions for a in ex.accounts}
+
+    def exclusion_places(self) -> dict[str, str]:
+        """account_id -> where the case file or an exclusion file names it (`file:line`)."""
+        places: dict[str, str] = {}
+        for ex in self.exclusions:
+            for a, place in zip(ex.accounts, ex.places, strict=True):
+                places.setdefault(a, place)
+        return places
 
     def capacity_rows(self, role: str) -> list[tuple[int, str, int, datetime, datetime | None]]:
         """(ordinal, nodes, tokens, start, end) of the entries of one role, in file order."""
@@ -542,10 +555,13 @@ class _Parser:
         out: list[Exclusion] = []
         seen: dict[str, tuple[str, int]] = {}
         for i, t in enumerate(self.tables(items, "exclude")):
-            accounts = list(t.get("accounts", []))
-            if not all(isinstance(a, str) and a for a in accounts):
+            listed = t.get("accounts", [])
+            if not all(isinstance(a, str) and clean_id(a) for a in listed):
                 raise self.fail("must be a list of account ids", "exclude", i, "accounts")
-            listed = set(accounts)
+            line = self.loc.line("exclude", i, "accounts")
+            inline = f"{self.path}:{line} (exclude[{i + 1}].accounts)"
+            accounts = [(clean_id(a), inline) for a in listed]
+            comments: list[tuple[str, str]] = []
             file = None
             if "file" in t:
                 file = self.resolve(t["file"])
@@ -559,25 +575,26 @@ class _Parser:
                         "file",
                         fix="give a text file with one account id a line",
                     ) from None
-                accounts += [
-                    ln.strip()
-                    for ln in text.splitlines()
-                    if ln.strip() and not ln.lstrip().startswith("#")
-                ]
+                read, comments = exclusion_lines(text, file)
+                accounts += read
             if not accounts:
                 raise self.fail("names no account (give accounts and/or file)", "exclude", i)
-            for a in accounts:
+            for a, place in accounts:
                 if a in seen and seen[a][0] != t["reason"]:
                     raise self.fail(
                         f"account {a!r} is already excluded as {seen[a][0]!r} by "
                         f"exclude[{seen[a][1] + 1}]",
                         "exclude",
                         i,
-                        "accounts" if a in listed else "file",
+                        "accounts" if place == inline else "file",
                         fix="give each account one reason",
                     )
                 seen[a] = (t["reason"], i)
-            out.append(Exclusion(t["reason"], tuple(dict.fromkeys(accounts)), file))
+            places = dict(reversed(accounts))  # the first place of an account listed twice
+            ids = tuple(dict.fromkeys(a for a, _ in accounts))
+            out.append(
+                Exclusion(t["reason"], ids, file, tuple(places[a] for a in ids), tuple(comments))
+            )
         return out
 
     def baseline(self, t: dict[str, Any] | None) -> Baseline:
@@ -715,6 +732,36 @@ def key_location(path: Path, section: str, key: str, index: int | None = None) -
 
 def _limit(c: Capacity) -> str:
     return str(c.tokens) + (f" reject_from {c.reject_from}" if c.reject_from is not None else "")
+
+
+def exclusion_lines(text: str, file: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The ids of an exclusion file's text, and its comment lines that read like an id, each
+    with its place (`file:line`). One id a line, as `clean_id` says; a line whose first
+    character (after spaces) is `#` is a comment; blank lines are skipped. Comments go on
+    their own line: an id followed by whitespace and `#` is refused (CaseError naming the
+    line), never read as one id holding the comment."""
+    ids: list[tuple[str, str]] = []
+    comments: list[tuple[str, str]] = []
+    for n, raw in enumerate(text.split("\n"), start=1):
+        line = clean_id(raw.removesuffix("\r"))
+        place = f"{file}:{n}"
+        if not line:
+            continue
+        if line.startswith("#"):
+            if not any(c.isspace() for c in line):
+                comments.append((line, place))
+            continue
+        if _TRAILING_COMMENT.search(line):
+            raise CaseError(
+                f"a comment after the account id {line.split()[0]!r}",
+                where=place,
+                fix="put comments on their own line (starting with #): an id holds no comment",
+            )
+        ids.append((line, place))
+    return ids, comments
+
+
+_TRAILING_COMMENT = re.compile(r"\s#")
 
 
 def _overlaps(a: Capacity, b: Capacity) -> bool:

@@ -81,7 +81,8 @@ class _Commands(typer.core.TyperGroup):
     """The one error boundary: every failure is one line on stderr and an exit code from
     `EXIT_CODES`. A `ForensicsError` has its own (4 when raised over a system fault: disk
     full, read-only, permission); an OSError, or a DuckDB error reporting one, is 4 (2 for
-    a wrong path); anything else is a bug: 1, with the traceback under FORENSICS_DEBUG=1."""
+    a wrong path); anything else is a bug (a Rust panic in a library too): 1, with the
+    traceback under FORENSICS_DEBUG=1."""
 
     def get_params(self, ctx: typer.Context) -> list[Any]:  # type: ignore[override]
         return _conventional(super().get_params(ctx))
@@ -93,7 +94,10 @@ class _Commands(typer.core.TyperGroup):
             err.print(f"error: {e.line(cli_terms)}", markup=False)
             fault = system_error(e.__context__, faults_only=True)
             raise typer.Exit(ResourceError.exit_code if fault else e.exit_code) from None
-        except Exception as e:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as e:  # also what derives from BaseException only, such as a
+            # Rust panic inside Polars (pyo3_runtime.PanicException): a bug, one line
             if type(e).__module__.split(".")[0] in ("click", "typer"):
                 raise  # usage errors, --help, typer.Exit: click prints and exits
             if os.environ.get("FORENSICS_DEBUG"):

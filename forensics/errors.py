@@ -69,9 +69,10 @@ class AnalysisError(ForensicsError):
 
 
 def decode_utf8(data: bytes, where: str, error: type[ForensicsError]) -> str:
-    """`data` as UTF-8 text, else `error` naming the line and byte and how to fix it."""
+    """`data` as UTF-8 text without a leading byte order mark (Notepad writes one; it is no
+    part of the text), else `error` naming the line and byte and how to fix it."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise error(

@@ -6,7 +6,8 @@ expression over the record's columns (`{ sql = "..." }`: no statements, subqueri
 outside `SQL_FUNCTIONS`, see `sql_problem`), or a constant (`{ const = v }`).
 `[timestamp]` fixes how times are read (`origin`: epoch numbers count from that instant, not
 from 1970, as in traces that start at 0); `[extra]` keeps named source fields in the `extra`
-JSON column. Loading is strict: an unknown key or field is refused with file, key and line.
+JSON column; `[csv]` declares a CSV dialect (never guessed from the data: RFC 4180 unless
+declared). Loading is strict: an unknown key or field is refused with file, key and line.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 import re
 import tomllib
 import zoneinfo
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -28,8 +29,9 @@ from .schema import MAPPABLE, REQUEST_FIELDS
 FORMATS = ("jsonl", "csv", "parquet", "sglang")
 UNITS = ("iso8601", "s", "ms", "us")
 PROFILES = ("canonical", "openai", "sglang")
-_TOP_KEYS = {"format", "fields", "timestamp", "extra"}
+_TOP_KEYS = {"format", "fields", "timestamp", "extra", "csv"}
 _TS_KEYS = {"unit", "timezone", "origin"}
+_CSV_KEYS = {"delimiter", "quote", "escape", "header", "skip"}
 # [timestamp] origin stays where every time it yields is representable (as a case file's times)
 ORIGIN_MIN = datetime(1970, 1, 1, tzinfo=UTC)
 ORIGIN_END = datetime(3000, 1, 1, tzinfo=UTC)
@@ -50,6 +52,30 @@ class FieldSource:
 
 
 @dataclass(frozen=True)
+class CsvDialect:
+    """How a CSV input is split into records: fixed, never guessed from the data (a guessed
+    comment character `#` once dropped records and cut `team#7` to `team`). The default is
+    RFC 4180: comma, double quote (doubled inside a quoted value), the header on line 1, no
+    comment lines. `skip` lines before the header are a declared preamble; `header = false`
+    names the columns column0, column1, ..."""
+
+    delimiter: str = ","
+    quote: str = '"'
+    escape: str | None = None  # None: the quote character (RFC 4180 doubling)
+    header: bool = True
+    skip: int = 0
+
+    @property
+    def escape_char(self) -> str:
+        return self.quote if self.escape is None else self.escape
+
+    @property
+    def header_lines(self) -> int:
+        """Physical lines before the first record: the preamble and the header."""
+        return self.skip + (1 if self.header else 0)
+
+
+@dataclass(frozen=True)
 class Mapping:
     """A validated mapping: canonical field -> FieldSource, extras, time rules, and its origin."""
 
@@ -62,6 +88,7 @@ class Mapping:
     keep_extra_column: bool = False
     # [timestamp] origin: epoch numbers are offsets (in `unit`) from this instant (UTC)
     time_origin: datetime | None = None
+    csv: CsvDialect = field(default_factory=CsvDialect)
     # False to fingerprint a mapping (integrity) or for ingest, which checks every { sql }
     # on the case database (checked_sql with its connection) before it runs one
     check_sql: InitVar[bool] = True
@@ -202,6 +229,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
             "timezone",
             "use an IANA zone name such as UTC or America/New_York",
         ) from None
+    dialect = _csv_dialect(data.get("csv"), fmt, err)
     if fmt != "sglang":
         for req in ("ts", "account_id", "model", "prompt_tokens"):
             if req not in fields:
@@ -219,6 +247,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
         unit=unit,
         timezone=str(tz),
         time_origin=time_origin,
+        csv=dialect,
         check_sql=check_sql,
     )
 
@@ -255,6 +284,65 @@ def _time_origin(ts_tbl: dict[str, Any], unit: str, err: Any) -> datetime | None
             'set unit = "s", "ms" or "us" (the unit the offsets count in)',
         )
     return at
+
+
+def _csv_dialect(table: Any, fmt: str | None, err: Any) -> CsvDialect:
+    """The `[csv]` section as a CsvDialect (the default without one)."""
+    if table is None:
+        return CsvDialect()
+    if not isinstance(table, dict):
+        raise err("must be a table", None, "csv", "write it as a [csv] section")
+    if fmt not in (None, "csv"):
+        raise err(f"[csv] applies to format csv, not {fmt}", None, "csv", "remove [csv]")
+    for key in table:
+        if key == "comment":
+            raise err(
+                "comment lines are not supported",
+                "csv",
+                key,
+                "a comment character also cuts any value holding it (team#7 -> team): "
+                "remove comment lines, or declare leading ones as a preamble with skip = N",
+            )
+        if key not in _CSV_KEYS:
+            raise err("unknown key", "csv", key, f"allowed: {', '.join(sorted(_CSV_KEYS))}")
+    chars = {}
+    for key in ("delimiter", "quote", "escape"):
+        if key in table:
+            value = table[key]
+            empty_ok = key != "delimiter"
+            if not isinstance(value, str) or len(value) > 1 or (not value and not empty_ok):
+                raise err(
+                    "must be one character" + (" or empty (none)" if empty_ok else ""),
+                    "csv",
+                    key,
+                    'e.g. delimiter = ";"',
+                )
+            if value in ("\n", "\r"):
+                raise err("cannot be a line break", "csv", key, 'e.g. delimiter = ";"')
+            chars[key] = value
+    header = table.get("header", True)
+    if not isinstance(header, bool):
+        raise err(
+            "must be true or false", "csv", "header", "header = true: line 1 names the columns"
+        )
+    skip = table.get("skip", 0)
+    if not isinstance(skip, int) or isinstance(skip, bool) or not 0 <= skip <= 1000:
+        raise err("must be a number of lines, 0 to 1000", "csv", "skip", "e.g. skip = 1")
+    dialect = CsvDialect(
+        delimiter=chars.get("delimiter", ","),
+        quote=chars.get("quote", '"'),
+        escape=chars.get("escape"),
+        header=header,
+        skip=skip,
+    )
+    if dialect.delimiter in (dialect.quote, dialect.escape_char):
+        raise err(
+            "the delimiter is also the quote or escape",
+            "csv",
+            "delimiter",
+            "give distinct characters",
+        )
+    return dialect
 
 
 _SOURCE_FIX = 'write a source path ("a.b"), { sql = "DuckDB expression" } or { const = value }'
@@ -410,12 +498,37 @@ def duckdb_sql_problem(parser: SqlParser, text: str) -> str | None:
     return walk(node["select_list"])
 
 
+def sql_columns(text: str, parser: SqlParser | None = None) -> list[tuple[str, ...]]:
+    """The column references of one { sql } expression (each a path of names: `latency_ms`,
+    `usage.prompt_tokens`), on DuckDB's own parse; empty when it does not parse."""
+    doc = json.loads(
+        (parser if parser is not None else _parser()).scalar(
+            "SELECT json_serialize_sql($q)", q=f"SELECT {text}"
+        )
+    )
+    found: dict[tuple[str, ...], None] = {}
+
+    def walk(o: Any) -> None:
+        if isinstance(o, list):
+            for item in o:
+                walk(item)
+        elif isinstance(o, dict):
+            if o.get("class") == "COLUMN_REF":
+                found.setdefault(tuple(o.get("column_names", [])), None)
+            for value in o.values():
+                walk(value)
+
+    if not doc.get("error"):
+        walk(doc["statements"])
+    return list(found)
+
+
 def mapping_digest(m: Mapping) -> str:
     """sha256 of what a mapping does (format, fields, extras, time rules), not of its text:
     a comment or its file name does not change it; a built-in profile has one too."""
     fields = {k: [s.kind, s.value, s.optional] for k, s in sorted(m.fields.items())}
     extra = {k: [s.kind, s.value, s.optional] for k, s in sorted(m.extra.items())}
-    body = {
+    body: dict[str, Any] = {
         "format": m.format,
         "fields": fields,
         "extra": extra,
@@ -425,4 +538,6 @@ def mapping_digest(m: Mapping) -> str:
     }
     if m.time_origin is not None:  # only when set: earlier mappings keep their digest
         body["origin"] = m.time_origin.isoformat()
+    if m.csv != CsvDialect():  # absent when default: digests recorded before it stay equal
+        body["csv"] = asdict(m.csv)
     return digest(body)

@@ -188,9 +188,10 @@ def analyze_case(
     with step(progress, "analyze: bands"):
         exposure.compute_bands(eng, case, exclusions)
     scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
+    checked = exposure.check_exclusions(eng, case) if exclusions else []
     summary, warnings = summarize(eng, case, exclusions, progress)
     integrity.record(eng, case, exclusions, summary)
-    return summary, warnings
+    return summary, checked + warnings
 
 
 def analyze_engine(
@@ -201,15 +202,49 @@ def analyze_engine(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`analyze_case`, then summary.json and exposed_requests.csv in `out`."""
+    """`analyze_case`, then summary.json and exposed_requests.csv in `out`. The lists and
+    the report an earlier analysis left in `out` are removed when this one's summary differs
+    from the summary.json there (with a warning): `out` never holds figures of two analyses."""
     summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
+    before = _read_bytes(out / "summary.json")
     with step(progress, "analyze: write summary.json, exposed_requests.csv"):
         paths = [
             write_summary(summary, out / "summary.json"),
             exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
         ]
+    if before != _read_bytes(out / "summary.json"):
+        removed = _remove_stale(out)
+        if removed:
+            warnings.append(
+                f"removed {', '.join(removed)} from {out}: they showed an earlier analysis; "
+                f"run {command('notify')} and {command('report')} again"
+            )
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
+
+
+# What report writes from an analysis (never other files a user keeps in --out)
+REPORT_OUTPUTS = ("report.html", "timeline.png", "timeline.svg")
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _remove_stale(out: Path) -> list[str]:
+    """Remove the notify lists and the report present in `out`; the names removed."""
+    try:
+        removed = notify_lists.remove_outputs(out)
+        for name in REPORT_OUTPUTS:
+            if (out / name).is_file():
+                (out / name).unlink()
+                removed.append(name)
+    except OSError as e:
+        raise _out_error("cannot remove the outputs of an earlier analysis", out, e) from None
+    return removed
 
 
 # --- the commands ----------------------------------------------------------------------------
@@ -485,7 +520,7 @@ def capacity(
 ) -> CapacityResult:
     """`forensics capacity`: ingest SGLang logs into `db`; the capacity timeline, pre-flight
     findings, and the `[[capacity]]` entries written to `out` (when given)."""
-    files = ingest.resolve_inputs(logs)
+    files = ingest.resolve_inputs(logs, "sglang")
     where = ", ".join(str(f) for f in files)
     with DuckDBEngine(db) as eng:
         loaded = ingest.ingest_into(

@@ -3,6 +3,7 @@ bookkeeping tables (`inputs`, `quarantine`), the per-input accounting, server ro
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -31,6 +32,92 @@ PROVENANCE_FIELDS: tuple[Field, ...] = (
     Field("source_row", "BIGINT", True),
 )
 MAPPABLE = {f.name for f in REQUEST_FIELDS}
+ID_FIELDS = ("request_id", "account_id")
+# Bounds of a loaded value (docs "Trust model"); a record beyond one is quarantined with its
+# reason. Text fields (ids, model, nodes): at most MAX_TEXT_BYTES bytes of UTF-8 (request ids
+# are UUID-like, ~40 bytes; a 200,000-character id is garbage or an attack). Token counts:
+# below MAX_TOKENS = 2^40 (~1.1e12; context windows are ~1e7), so prompt + completion of
+# 2^22 requests still sums within BIGINT (the analysis sums in DECIMAL(38) anyway).
+MAX_TEXT_BYTES = 1024
+MAX_TOKENS = 2**40
+MAX_TOKENS_TEXT = "2^40"
+
+
+def clean_id(text: str) -> str:
+    """The one rule for an id (request or account) read from any source: logs, case files,
+    exclusion files, the accounts file. Leading and trailing spaces (U+0020) are not part of
+    it; nothing else is changed (no case folding, no Unicode normalization, no other
+    whitespace): ids compare code point for code point. Ingest applies the same rule in SQL
+    (`trim`, which removes spaces only). Text that is empty after it is no id. Where a file is
+    read, its decoding comes first: UTF-8 with a leading byte order mark dropped, lines ended
+    by LF or CRLF."""
+    return text.strip(" ")
+
+
+# What makes two ids look alike though the rule keeps them apart, in the order tried
+_NEAR = (
+    ("surrounding whitespace or invisible characters", lambda t: _strip_invisible(t)),
+    ("Unicode normalization (NFC)", lambda t: unicodedata.normalize("NFC", t)),
+    (
+        "compatibility forms (NFKC: full-width letters, ligatures)",
+        lambda t: unicodedata.normalize("NFKC", t),
+    ),
+    ("letter case", lambda t: t.casefold()),
+)
+
+
+def _strip_invisible(text: str) -> str:
+    """`text` without leading/trailing whitespace, controls and format characters (U+FEFF,
+    zero-width spaces)."""
+    start, end = 0, len(text)
+    while start < end and _invisible(text[start]):
+        start += 1
+    while end > start and _invisible(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def _invisible(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Zs")
+
+
+def _near_forms(text: str) -> list[str]:
+    """`text` after each step of _NEAR in turn (each step on the previous one's result)."""
+    forms = []
+    for _, step in _NEAR:
+        text = step(text)
+        forms.append(text)
+    return forms
+
+
+def near_spellings(text: str, ids: list[str]) -> list[tuple[str, str]]:
+    """The ids of `ids` (other than `text`) that equal `text` once whitespace and invisible
+    characters at the ends, Unicode normalization (NFC, then NFKC) and letter case are set
+    aside, each with what sets them apart (the steps that made them equal)."""
+    mine = _near_forms(text)
+    found = []
+    for other in ids:
+        if other == text:
+            continue
+        theirs = _near_forms(other)
+        if theirs[-1] != mine[-1]:
+            continue
+        level = next(i for i in range(len(_NEAR)) if theirs[i] == mine[i])
+        why = [
+            name
+            for i, (name, _) in enumerate(_NEAR[: level + 1])
+            if (theirs[i], mine[i]) != ((theirs[i - 1], mine[i - 1]) if i else (other, text))
+        ]
+        found.append((other, " and ".join(why)))
+    return found
+
+
+def spelled(text: str) -> str:
+    """An id quoted so that two spellings that look alike read differently: printable ASCII
+    as it is, every other character as its code point (`\\u00e9`)."""
+    return "'" + "".join(c if " " <= c <= "~" else f"\\u{ord(c):04x}" for c in text) + "'"
+
+
 REQUIRED = tuple(f.name for f in REQUEST_FIELDS if f.required)
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens")
 TIME_FIELDS = ("ts", "ts_end")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -236,6 +237,15 @@ def test_an_exclusion_file_that_is_not_utf8_is_refused(tmp_path):
     (tmp_path / "ids.txt").write_bytes(b"acct-1\nacct-\xff\n")
     path = _write(tmp_path, '\n[[exclude]]\nreason = "r"\nfile = "ids.txt"\n')
     assert _refusal(path).startswith(f"{tmp_path.resolve() / 'ids.txt'}:2: not UTF-8 text")
+
+
+def test_a_case_file_saved_with_a_byte_order_mark_loads_as_without_it(tmp_path):
+    # Notepad starts a UTF-8 file with EF BB BF; tomllib alone refuses it ("Invalid
+    # statement (at line 1, column 1)")
+    plain = _write(tmp_path, "")
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert load_case(marked) == replace(load_case(plain), path=marked.resolve())
 
 
 # --- [notify] and the awareness event (docs/notices.md) --------------------------------------

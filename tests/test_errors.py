@@ -21,6 +21,7 @@ from conftest import messages
 from typer.testing import CliRunner
 
 from forensics.cli import _Commands, app
+from forensics.engines import DuckDBEngine
 from forensics.errors import EXIT_CODES, InputError
 
 CASE = Path(__file__).parent / "fixtures" / "case_small"
@@ -225,6 +226,15 @@ def query() -> None:
 
 
 @bug.command()
+def panic() -> None:
+    """A Rust panic inside Polars (pyo3_runtime.PanicException derives from BaseException
+    only): a frame of no rows from a relation with two columns of one name."""
+    import polars as pl
+
+    pl.DataFrame(duckdb.connect().sql("SELECT 1 AS a, 2 AS a WHERE false"))
+
+
+@bug.command()
 def read(path: Path) -> None:
     """An OSError for a wrong path that nothing in between caught."""
     path.read_text(encoding="utf-8")
@@ -268,6 +278,27 @@ def test_a_duckdb_error_escaping_the_library_is_one_line_not_a_traceback():
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("internal error: BinderException: Binder Error: ")
     assert line.endswith("(run with FORENSICS_DEBUG=1 for the traceback, and report it)")
+
+
+def test_a_rust_panic_escaping_a_library_is_one_internal_error_line_and_exit_1():
+    res = CliRunner().invoke(bug, ["panic"])
+    assert res.exit_code == 1
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("internal error: PanicException: ")
+    assert line.endswith("(run with FORENSICS_DEBUG=1 for the traceback, and report it)")
+
+
+def test_a_failure_inside_settings_in_an_aborted_transaction_raises_that_failure():
+    # the setting cannot be restored inside the aborted transaction ("transaction is
+    # aborted"): the error raised is the block's own, and the setting is back after ROLLBACK
+    engine = DuckDBEngine()
+    with (
+        pytest.raises(duckdb.ConversionException, match="'x'"),
+        engine.transaction(),
+        engine.settings(disabled_optimizers="filter_pushdown"),
+    ):
+        engine.execute("SELECT CAST('x' AS INTEGER)")
+    assert engine.scalar("SELECT current_setting('disabled_optimizers')") == ""
 
 
 def test_an_oserror_for_a_missing_path_names_it_with_exit_2(tmp_path):

@@ -74,7 +74,7 @@ TOKENS_OK = [
     (b"12.0", 12),
     (b'"1e3"', 1000),
     (b'" 42 "', 42),
-    (b"9223372036854775807", 2**63 - 1),
+    (b"1099511627775", 2**40 - 1),  # the largest count below the bound
 ]
 TOKENS_BAD = [
     (b"681280.5", "fractional token count prompt_tokens"),
@@ -83,6 +83,8 @@ TOKENS_BAD = [
     (b'"1_000"', "non-numeric token count prompt_tokens"),
     (b'"NaN"', "non-numeric token count prompt_tokens"),
     (b"true", "non-numeric token count prompt_tokens"),
+    (b"1099511627776", "implausible token count prompt_tokens (2^40 or more)"),
+    (b"9223372036854775807", "implausible token count prompt_tokens (2^40 or more)"),
     (b"9223372036854775808", "out-of-range token count prompt_tokens"),
     (b"-5", "negative token count prompt_tokens"),
 ]
@@ -106,6 +108,7 @@ model = "model"
 prompt_tokens = "usage.prompt_tokens"
 completion_tokens = "usage.completion_tokens"
 status = "status"
+ts_end = "end"
 [timestamp]
 unit = "{unit}"
 timezone = "UTC"
@@ -116,6 +119,7 @@ CSV_MAPPING = MAPPING.replace('format = "jsonl"', 'format = "csv"').replace(
 CSV_MAPPING = CSV_MAPPING.replace('"usage.prompt_tokens"', '"prompt_tokens"').replace(
     '"usage.completion_tokens"', '"completion_tokens"'
 )
+CSV_MAPPING = CSV_MAPPING.replace('ts_end = "end"\n', "")
 
 
 @dataclass
@@ -159,9 +163,14 @@ class Oracle:
         self.reasons[reason] += 1
 
 
+NFC_E, NFD_E = "\u00e9".encode(), "e\u0301".encode()  # é, composed and decomposed
+UNICODE = "request_id differs from an earlier record's only by Unicode normalization"
+
+
 def _jsonl(rng: random.Random, oracle: Oracle) -> bytes:
     lines: list[bytes] = []
     valid: list[tuple[bytes, tuple]] = []  # (id, content) of valid records so far
+    accented: list[tuple] = []  # the valid records whose id holds a composed é
     line = 0
     while oracle.read < N_JSONL:
         line += 1
@@ -175,13 +184,17 @@ def _jsonl(rng: random.Random, oracle: Oracle) -> bytes:
             t, t_us = TIMES_OK[line % len(TIMES_OK)]
             n, n_v = TOKENS_OK[(line // 3) % len(TOKENS_OK)]
             s, s_v = STATUS_OK[(line // 5) % len(STATUS_OK)]
-            rid = b"r%d" % line
+            rid = b"u%d" % line + NFC_E if line % 13 == 0 else b"r%d" % line
             text = RECORD % (rid, t, acct, n, s, line)
             if line % 11 == 0:  # a lone CR as JSON whitespace
                 text = text.replace(b',"model"', b',\r"model"', 1)
+            if line % 17 == 0:  # an unmapped key twice: not read, so not ambiguous
+                text = text.replace(b',"prompt":', b',"prompt":"x","prompt":', 1)
             content = (t_us, n_v, f"a{acct}", s_v)
             oracle.valid(rid.decode(), content)
             valid.append((rid, content, t, n, s, acct))
+            if NFC_E in rid:
+                accented.append(valid[-1])
         elif kind < 0.80:  # a repeat of an earlier valid record: same content or not
             rid, content, t, n, s, a = valid[rng.randrange(max(0, len(valid) - 1000), len(valid))]
             if rng.random() < 0.5:
@@ -192,7 +205,7 @@ def _jsonl(rng: random.Random, oracle: Oracle) -> bytes:
                 oracle.valid(rid.decode(), (content[0], 777, *content[2:]))
         else:
             rid = b"x%d" % line
-            fault = rng.randrange(12)
+            fault = rng.randrange(18)
             t, n, s = TIMES_OK[0][0], TOKENS_OK[0][0], STATUS_OK[0][0]
             if fault < 3:
                 t, reason = TIMES_BAD[line % len(TIMES_BAD)]
@@ -220,23 +233,57 @@ def _jsonl(rng: random.Random, oracle: Oracle) -> bytes:
                 )
             elif fault == 11:
                 text, reason = b"[1, 2]", "invalid JSON"
+            elif fault == 12:  # a mapped key twice: 900 to one reader, 100 to another
+                text = text.replace(b'"model":"m"', b'"model":"m","model":"m2"')
+                reason = "duplicate JSON key model"
+            elif fault == 13:
+                text = text.replace(b'"usage":{', b'"usage":{"prompt_tokens":1,')
+                reason = "duplicate JSON key usage.prompt_tokens"
+            elif fault == 14:  # the second spelled with an escape
+                text = text.replace(b'"model":"m"', b'"model":"m","\\u006dodel":"m"')
+                reason = "duplicate JSON key model"
+            elif fault == 15:
+                text = text.replace(b'"id":"a%d"' % acct, b'"id":"%s"' % (b"a" * 1025))
+                reason = "account_id longer than 1024 bytes"
+            elif fault == 16:  # ends an hour before it starts (TIMES_OK[0]: 10:00Z)
+                text = text.replace(b',"model"', b',"end":"2026-08-27T09:00:00Z","model"')
+                reason = "ts_end before ts"
+            elif fault == 17 and accented:  # an earlier loaded id, decomposed: é as e + U+0301
+                rid, _c, t, n, s, a = accented[rng.randrange(len(accented))]
+                text = RECORD % (rid.replace(NFC_E, NFD_E), t, a, n, s, line)
+                reason = UNICODE
+            elif fault == 17:
+                text, reason = b"[3]", "invalid JSON"
             oracle.bad(reason)
         lines.append(text + end)
     return b"".join(lines)
 
 
 def _csv(rng: random.Random, oracle: Oracle, jsonl: Oracle) -> bytes:
-    """Epoch seconds under unit s; some rows repeat JSONL ids (same content or not)."""
+    """Epoch seconds under unit s; some rows repeat JSONL ids (same content or not); blank
+    lines and quoted prompts spanning lines between them (a record's row is the physical line
+    it starts on)."""
     rows = [b"id,timestamp,account,model,prompt_tokens,completion_tokens,status,prompt\n"]
     same = [(rid, c) for rid, c in jsonl.content.items() if c[0] == TEN and c[1] == 700000][:2000]
+    line = 1  # physical line of the last row written
     for k in range(N_CSV):
-        line = k + 2
+        if k % 97 == 0:  # a blank line: not a record
+            rows.append(b"\n" if k % 2 else b"\r\n")
+            line += 1
+        line += 1
         kind = rng.random()
-        if kind < 0.7:
+        if kind < 0.65:
             sec = 1787824800 + k
             rid = f"c{line}"
-            text = f"{rid},{sec},a1,m,{k},5,,secret".encode()
+            account = "a#1" if k % 5 == 0 else "a1"  # a # is data (no comment character)
+            text = f"{rid},{sec},{account},m,{k},5,,secret".encode()
+            oracle.valid(rid, (sec * 1_000_000, k, account, 200))
+        elif kind < 0.7:  # a quoted prompt spanning two lines: the record starts on `line`
+            sec = 1787824800 + k
+            rid = f"c{line}"
+            text = f'{rid},{sec},a1,m,{k},5,,"secret\nmore, ""quoted"""'.encode()
             oracle.valid(rid, (sec * 1_000_000, k, "a1", 200))
+            line += 1
         elif kind < 0.75:
             rid = f"c{line}"
             text = f"{rid},1787824800.25,a1,m,{k},5,,secret".encode()
@@ -247,15 +294,22 @@ def _csv(rng: random.Random, oracle: Oracle, jsonl: Oracle) -> bytes:
             text = f"{rid},1787824800,{c[2]},m,{tokens},5,{c[3]},x".encode()
             oracle.repeat(identical=tokens == 700000)
         elif kind < 0.9:
-            value = (1787824800123, 0, -1787824800, 17878248)[k % 4]
+            # 1e13 s is beyond BIGINT microseconds: quarantined like the rest, not an abort
+            value = (1787824800123, 0, -1787824800, 17878248, 10000000000000)[k % 5]
             text = f"e{line},{value},a1,m,5,5,,secret".encode()
             oracle.bad("implausible epoch ts for unit s (not within 2000-2100 UTC)")
         elif kind < 0.95:
             text = f"e{line},1787824800,a1,m,5,5,,secr\xff".encode("latin-1")
             oracle.bad("invalid UTF-8")
-        else:
+        elif kind < 0.97:
             text = f"e{line},1787824800,a1,m,5,5,,secret,extra column".encode()
-            oracle.bad("invalid CSV row")
+            oracle.bad("invalid CSV row (9 fields where the header has 8)")
+        elif kind < 0.985:  # a single quote is data: 'a,1' is two fields
+            text = f"e{line},1787824800,'a,1',m,5,5,,secret".encode()
+            oracle.bad("invalid CSV row (9 fields where the header has 8)")
+        else:
+            text = f"e{line},1787824800,a1,m,5,5,".encode()
+            oracle.bad("invalid CSV row (7 fields where the header has 8)")
         rows.append(text + b"\n")
     return b"".join(rows)
 
@@ -317,10 +371,12 @@ def test_fuzz_loaded_values_are_exact(fuzzed):
         times = _counts(con, "SELECT epoch_us(ts), count(*) FROM requests GROUP BY 1")
         tokens = _counts(con, "SELECT prompt_tokens, count(*) FROM requests GROUP BY 1")
         statuses = _counts(con, "SELECT status, count(*) FROM requests GROUP BY 1")
-        # a loaded JSONL record's id is r<its physical line>, a CSV one's c<its line>
+        # a loaded JSONL record's id is r<its physical line> (or u<line>é), a CSV one's
+        # c<the line it starts on>
         misplaced = con.execute(
-            "SELECT count(*) FROM requests WHERE request_id <> "
-            "(CASE WHEN source LIKE '%.csv' THEN 'c' ELSE 'r' END) || source_row"
+            "SELECT count(*) FROM requests WHERE (CASE WHEN source LIKE '%.csv' THEN 'c' "
+            "ELSE 'r' END) || source_row NOT IN (request_id, 'r' || regexp_extract(request_id, "
+            "'^u([0-9]+)', 1))"
         ).fetchone()
     finally:
         con.close()

@@ -120,6 +120,9 @@ def test_an_epoch_in_its_unit_is_loaded(tmp_path, unit, value):
         ("0x10", "non-numeric token count prompt_tokens"),
         ("1_000", "non-numeric token count prompt_tokens"),
         ("NaN", "non-numeric token count prompt_tokens"),
+        # 2^40 tokens is no prompt (context windows are ~1e7): refused before any sum
+        (2**40, "implausible token count prompt_tokens (2^40 or more)"),
+        (2**63 - 1, "implausible token count prompt_tokens (2^40 or more)"),
         (2**63, "out-of-range token count prompt_tokens"),
         (str(2**64), "out-of-range token count prompt_tokens"),
         (1e300, "out-of-range token count prompt_tokens"),
@@ -131,7 +134,7 @@ def test_a_token_count_that_is_not_exactly_an_integer_is_quarantined(tmp_path, v
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("700000", 700000), (700000.0, 700000), ("+12", 12), ("1e3", 1000), (2**63 - 1, 2**63 - 1)],
+    [("700000", 700000), (700000.0, 700000), ("+12", 12), ("1e3", 1000), (2**40 - 1, 2**40 - 1)],
 )
 def test_an_integral_token_count_is_loaded_exactly(tmp_path, value, expected):
     assert _one(tmp_path, n=value)[0][1] == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,12 @@ def test_a_mapping_loaded_unchecked_for_its_fingerprint_has_the_checked_ones_dig
     assert checked.sql_sources()  # the sample mapping holds { sql } expressions
     assert mapping_digest(unchecked) == mapping_digest(checked)
     assert unchecked == checked
+
+
+def test_a_mapping_saved_with_a_byte_order_mark_loads_as_without_it(tmp_path):
+    # Notepad starts a UTF-8 file with EF BB BF; tomllib alone refuses it ("Invalid
+    # statement (at line 1, column 1)")
+    plain, marked = tmp_path / "plain.mapping.toml", tmp_path / "marked.mapping.toml"
+    plain.write_text(FULL)
+    marked.write_bytes(b"\xef\xbb\xbf" + FULL.encode())
+    assert load_mapping(marked) == replace(load_mapping(plain), origin=str(marked))

@@ -128,3 +128,18 @@ def test_the_origin_is_part_of_what_a_mapping_does(tmp_path):
         "keep_extra_column": False,
     }
     assert mapping_digest(without) == digest(body)
+
+
+def test_an_offset_near_the_bigint_limit_plus_an_origin_is_quarantined_not_an_overflow(tmp_path):
+    # 9,222,000,000,000 s = 9.222e18 us fits BIGINT (max 9.2234e18); plus the origin's
+    # 1.767e15 us it would not: the record is an implausible epoch, the load goes on
+    trace = tmp_path / "trace.jsonl"
+    lines = TRACE.read_text().splitlines()
+    trace.write_text(lines[0].replace(': 0,', ': 9222000000000,', 1) + "\n" + lines[1] + "\n")
+    db = tmp_path / "t.duckdb"
+    mapping = _mapping(tmp_path, 'unit = "s"\norigin = "2026-01-01T00:00:00Z"\n')
+    report = ingest([trace], db, mapping=mapping)
+    assert report.totals() == {"rows_read": 2, "rows_loaded": 1, "duplicates": 0, "quarantined": 1}
+    assert db_rows(db, "SELECT row, reason FROM quarantine") == [
+        (1, "implausible epoch ts for unit s from [timestamp] origin (not within 2000-2100 UTC)")
+    ]

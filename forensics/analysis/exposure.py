@@ -14,9 +14,9 @@ import polars as pl
 
 from ..case import Case
 from ..engines import SQLEngine
-from ..errors import AnalysisError, command, option
+from ..errors import AnalysisError, CaseError, command, option
 from ..formats import write_csv
-from ..schema import BANDS, DEFAULT_STATUS
+from ..schema import BANDS, DEFAULT_STATUS, near_spellings, spelled
 
 _UTC = pl.Datetime("us", "UTC")
 
@@ -90,6 +90,54 @@ def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> Non
         default_status=DEFAULT_STATUS,
     )
     engine.run("exposure/exposed_view")
+
+
+def check_exclusions(engine: SQLEngine, case: Case) -> list[str]:
+    """Exclusion ids compared with the account ids of the requests (after `compute_bands`
+    with exclusions on), by the one id rule (`schema.clean_id`: exact, code point for code
+    point). An exclusion id that names no account but matches one when whitespace and
+    invisible characters at the ends, Unicode normalization or letter case are set aside is
+    refused (CaseError naming both spellings): it was meant for that account and would
+    exclude nothing. Returns warnings: a comment line of an exclusion file that is itself an
+    account id (`#acct-b`: not excluded). (An exclusion id with no request in scope is
+    warned about with the scope, `scope.unmatched`.) The requests are read again only when
+    some id names no request in scope."""
+    places = case.exclusion_places()
+    comments = [c for ex in case.exclusions for c in ex.comments]
+    if not places and not comments:
+        return []
+    matched = set(engine.frame("exposure/matched_exclusions")["account_id"].to_list())
+    unmatched = [a for a in places if a not in matched]
+    candidates = sorted({*unmatched, *(text for text, _ in comments)})
+    if not candidates:
+        return []
+    frame = pl.DataFrame({"account_id": candidates}, schema={"account_id": pl.String})
+    engine.write_frame("case_id_candidates", frame, "account_id")
+    known = set(engine.frame("exposure/known_accounts")["account_id"].to_list())
+    warnings = [
+        f"{place}: the comment line {spelled(text)} is an account id of the logs, and a "
+        "comment excludes nothing: list it in accounts = [...] to exclude it"
+        for text, place in comments
+        if text in known
+    ]
+    missing = [a for a in unmatched if a not in known]
+    if missing:
+        ids = engine.frame("exposure/account_ids")["account_id"].to_list()
+        for account in missing:
+            near = near_spellings(account, ids)
+            if near:
+                if len(near) == 1:
+                    others = f"{spelled(near[0][0])} does, apart from {near[0][1]}"
+                else:
+                    others = " and ".join(f"{spelled(o)} ({why})" for o, why in near[:3])
+                    others += " do, apart from what is in brackets"
+                raise CaseError(
+                    f"exclusion id {spelled(account)} names no account of the logs, but {others}",
+                    where=places[account],
+                    fix="write the id exactly as the logs spell it (ids are compared code "
+                    "point for code point)",
+                )
+    return warnings
 
 
 def band_counts(engine: SQLEngine) -> dict[str, int]:

@@ -60,6 +60,9 @@ def case_digest(case: Case) -> str:
     to the case file, so moving the case folder keeps it."""
     body = _plain(asdict(case), case.folder)
     body.pop("path", None)
+    for exclusion in body["exclusions"]:  # where ids are written: lines move with comments
+        exclusion.pop("places", None)
+        exclusion.pop("comments", None)
     for source in body["sources"]:
         source["path"] = relative_path(source["path"], case.folder)
     body["source_mappings"] = [_source_mapping(s.mapping, s.profile) for s in case.sources]

@@ -39,6 +39,7 @@ class DuckDBEngine:
         threads: int | None = None,
     ):
         self.path = Path(path) if path is not None else None
+        self._pending: dict[str, Any] = {}  # settings to restore after a rollback
         # a bounded default (DuckDB's own is 80 % of RAM): past it DuckDB spills to temp_dir
         config: dict[str, Any] = {"memory_limit": memory_limit or DEFAULT_MEMORY_LIMIT}
         if temp_dir:
@@ -137,19 +138,36 @@ class DuckDBEngine:
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
+            self._restore_pending()
             raise
 
     @contextlib.contextmanager
     def settings(self, **values: bool | str) -> Iterator[None]:
-        """DuckDB settings (`name=value`) for the block, each restored to its value before."""
+        """DuckDB settings (`name=value`) for the block, each restored to its value before.
+        When the block fails inside a transaction DuckDB has aborted, the restore cannot run
+        yet (any statement fails with "transaction is aborted"): the block's own error is
+        raised, and the settings are restored once `transaction` has rolled back."""
         before = {name: self._setting(name) for name in values}
         try:
             for name, value in values.items():
                 self._set(name, value)
             yield
-        finally:
-            for name, value in before.items():
-                self._set(name, value)
+        except BaseException:
+            try:
+                self._restore(before)
+            except duckdb.Error:  # the transaction is aborted: restored after the rollback
+                self._pending.update(before)
+            raise
+        self._restore(before)
+
+    def _restore(self, before: dict[str, Any]) -> None:
+        for name, value in before.items():
+            self._set(name, value)
+
+    def _restore_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        with contextlib.suppress(duckdb.Error):  # never hides the error being raised
+            self._restore(pending)
 
     def describe(self, sql: str, **params: Any) -> list[tuple[str, str]]:
         """The columns of a query's result, (name, DuckDB type) in order, without reading a

@@ -326,6 +326,8 @@ def _rewrite(node: exp.Expression, inline: dict[str, int]) -> exp.Expression:
         and isinstance(node.this.this, exp.Order)
     ):
         return _ordered_list(node.this.this, node.expression)
+    if isinstance(node, exp.DataType) and node.is_type(exp.DataType.Type.INT128):
+        return exp.DataType.build("DECIMAL(38, 0)")  # HUGEINT: Spark has no 128-bit integer
     if isinstance(node, exp.Glob):
         return exp.RegexpLike(this=node.this, expression=_glob_regex(node.expression))
     if isinstance(node, exp.TimeToStr):

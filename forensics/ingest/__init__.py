@@ -83,14 +83,14 @@ def ingest(
     another process made (when two create `db` at once, the later one is refused).
     """
     m = resolve_mapping(mapping, profile)
-    files = resolve_inputs(paths)
+    resolve_inputs(paths, m.format)  # a wrong path is refused before a database is made
     db_path = Path(db)
     new = None if db_path.exists() else new_db_name(db_path)
     try:
         with DuckDBEngine(new or db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
             report = ingest_into(
                 engine,
-                files,
+                paths,
                 mapping=m,
                 node=node,
                 role=role,
@@ -136,7 +136,8 @@ def ingest_into(
     the file is loaded again, in the same transaction.
     """
     m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)
-    files = resolve_inputs(paths)
+    notes: list[str] = []
+    files = resolve_inputs(paths, m.format, notes)
     if m.format == "sglang":
         if force:
             raise InputError(
@@ -150,11 +151,11 @@ def ingest_into(
                 for s in sglang.ingest_logs(engine, files, node=node, role=role)
             ]
             bar.advance(sum(s.bytes for s in stats))
-        report = IngestReport(inputs=stats)
+        report = IngestReport(inputs=stats, warnings=notes)
         report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
         return report
 
-    report = IngestReport()
+    report = IngestReport(warnings=notes)
     # pid in the name: a killed ingest's copies are swept by the next one
     scratch_dir = scratch.make_dir(temp_dir, SCRATCH_PREFIX)
     try:
@@ -171,7 +172,7 @@ def ingest_into(
         with step(progress, "ingest: stage inputs", sum(p.size for p in prepared), "bytes") as bar:
             for i, p in enumerate(prepared):
                 if not already(engine, p, prepared[:i], m, force):
-                    p.table = stage(engine, p, i)
+                    p.table = stage(engine, p, i, m.csv)
                 bar.advance(p.size)
         with step(progress, "ingest: load", sum(p.size for p in prepared), "bytes") as bar:
             report.warnings.extend(

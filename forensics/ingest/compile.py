@@ -13,8 +13,9 @@ import duckdb
 from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
-from ..mapping import FieldSource, Mapping
+from ..mapping import FieldSource, Mapping, sql_columns
 from .inputfile import Prepared
+from .staging import temp_table
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,12 @@ class Compiled:
     """The SQL of one mapping on one input (see `compile_mapping`)."""
 
     fields: dict[str, FieldSource]  # the canonical fields the input provides
-    select: str  # __row, __raw, __err, v_<field> as text, n_<field> typed, extra
+    select: str  # __row, __raw, __err, __dup, __sqlerr, v_<field>, n_<field>, extra
     params: dict[str, Any]  # the parameters both SELECTs take
     raw_select: str  # __row, raw: the mapped values of each quarantined record, as JSON
+    sql_checks: dict[str, str]  # { sql } label (fields.ts_end) -> its expression, unguarded
+    sql_source: str  # what a { sql } expression reads (its record's columns)
+    sql_mixed: dict[str, list[str]]  # { sql } label -> its input columns of mixed JSON types
 
 
 def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
@@ -35,18 +39,26 @@ def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
 
 def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     """The mapping `m` on staged input `p` (view `_ing_src`), as `Compiled`: the fields
-    used, the SELECT of the mapped records (__row, __raw, __err, v_<field> as text, n_<field>
-    typed, extra) and the SELECT (same parameters) of each quarantined record's raw values:
-    __row, raw = a JSON object of its mapped values only (source path -> value as in the
-    source; `fields.F`/`extra.X` -> the value of a { sql } source), never unmapped content
-    such as prompt text; for an unreadable record, `__raw` ({"bytes": N})."""
+    used, the SELECT of the mapped records (__row, __raw, __err, __dup, __sqlerr, v_<field>
+    as text, n_<field> typed, extra) and the SELECT (same parameters) of each quarantined
+    record's raw values: __row, raw = a JSON object of its mapped values only (source path ->
+    value as in the source; `fields.F`/`extra.X` -> the value of a { sql } source), never
+    unmapped content such as prompt text; for an unreadable record, `__raw` ({"bytes": N}).
+
+    `__dup` names a mapped JSON key that a record repeats (in the object holding it, or an
+    object on its path): the record is ambiguous (DuckDB reads the first, most tools the
+    last). `__sqlerr` names the first { sql } source whose expression failed on the record
+    (an error, not a NULL it returned), or whose input column holds a value of another type
+    than most records give it (the records' JSON types are settled by majority)."""
     params: dict[str, Any] = {}
     source = "_ing_src"  # what the mapped SELECT reads (and { sql = ... } binds against)
+    sql_sources = m.sql_sources()
+    conflicts: list[tuple[tuple[str, ...], str]] = []  # (path, column ref) settled by majority
     if p.fmt == "jsonl":
         structure = _json_structure(engine)
-        if structure is not None and any(s.kind == "sql" for s in m.fields.values()) | any(
-            s.kind == "sql" for s in m.extra.values()
-        ):
+        if structure is not None and sql_sources:
+            refs = [r for _, _, src in sql_sources for r in sql_columns(src.value, engine)]
+            structure, conflicts = _settle_types(engine, structure, refs)
             # the records as columns for { sql = ... }: a subquery of the typed pass, not a copy
             params["structure"] = json.dumps(structure)
             source = (
@@ -59,7 +71,6 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     else:
         structure = None
         columns = dict(engine.describe("SELECT * FROM _ing_src"))
-    raw_source = source
     raw_values: dict[str, str] = {}  # raw key -> expression of the source value
     raw_paths: list[str] = []  # JSONL: paths of the raw values, read as JSON
 
@@ -75,13 +86,18 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
 
     text_paths: list[str] = []  # JSON paths read as text (fields) ...
     json_paths: list[str] = []  # ... and as JSON (extra)
+    sql_exprs: list[tuple[str, str]] = []  # (label, sql) of each { sql } source, in order
+    keys: list[tuple[str, ...]] = []  # JSON key paths mapped (for the duplicate-key check)
 
-    def expr(key: str, src: FieldSource, as_json: bool) -> str | None:
+    def expr(key: str, src: FieldSource, as_json: bool, label: str) -> str | None:
         if src.kind == "const":
             params[f"c_{key}"] = src.value if as_json else str(src.value)
             return f"${'c_' + key}"
-        if src.kind == "sql":  # on its own lines: a trailing -- comment ends there
-            return f"try(\n{src.value}\n)"
+        if src.kind == "sql":  # computed once per record in the source (see below)
+            sql_exprs.append((label, str(src.value)))
+            if structure is not None:
+                keys.extend(sql_columns(src.value, engine))
+            return f"__sq_{len(sql_exprs) - 1}.v"
         path = src.value
         if p.fmt == "jsonl":
             if structure is None:
@@ -93,12 +109,23 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
             # one json_extract(_string) call per record for all paths: parses it once
             paths = json_paths if as_json else text_paths
             paths.append(_json_path(path))
+            keys.append(tuple(path.split(".")))
             return f"{'__jx' if as_json else '__jv'}[{len(paths)}]"
         col = _column_ref(path, columns)
         if col is None:
             if src.optional:
                 return None
-            raise _lacks(m, key, src, p.path, "no such column")
+            why = "no such column"
+            if p.fmt == "csv":
+                names = ", ".join(repr(c) for c in _visible(columns)[:6])
+                where = (
+                    f"its header, line {m.csv.skip + 1}, names {names}"
+                    if m.csv.header
+                    else f"without a header its columns are {names}"
+                )
+                why = f"no such column: {where}; a preamble before the header is declared "
+                why += "with [csv] skip = N"
+            raise _lacks(m, key, src, p.path, why)
         return col
 
     select = ["__row", "__raw", "__err"]
@@ -106,14 +133,14 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     field_exprs: dict[str, str] = {}
     for f in schema.REQUEST_FIELDS:
         src = m.fields.get(f.name)
-        e = expr(f.name, src, False) if src is not None else None
+        e = expr(f.name, src, False, f"fields.{f.name}") if src is not None else None
         if e is not None and src is not None:
             effective[f.name] = src
             field_exprs[f.name] = e
             raw(src, f"fields.{f.name}", e)
     pairs = []
     for i, (name, src) in enumerate(sorted(m.extra.items())):
-        e = expr(f"x{i}", src, True)
+        e = expr(f"x{i}", src, True, f"extra.{name}")
         params[f"xk_{i}"] = name
         if e is not None:
             raw(src, f"extra.{name}", e)
@@ -125,20 +152,54 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     else:
         select.append("NULL::JSON AS extra")
     validate_sql(engine, m, p, columns, source, params)
-    if text_paths or json_paths:
-        lists = []
-        if text_paths:
-            params["text_paths"] = text_paths
-            lists.append("json_extract_string(__j, $text_paths) AS __jv")
-        if json_paths:
-            params["json_paths"] = json_paths
-            lists.append("json_extract(__j, $json_paths) AS __jx")
-        source = f"(SELECT *, {', '.join(lists)} FROM {source})"
+    sql_source = source
+    mixed: dict[str, list[str]] = {}
+    if sql_exprs:
+        # each { sql } once per record: its value, or NULL when it failed (try() makes an
+        # error NULL; the struct tells that apart from a NULL the expression returned). On
+        # its own lines: a trailing -- comment ends there
+        guarded = ", ".join(
+            f"try(struct_pack(v := (\n{sql}\n))) AS __sq_{k}"
+            for k, (_, sql) in enumerate(sql_exprs)
+        )
+        source = f"(SELECT *, {guarded} FROM {source})"
+        failed, mixed = _sql_failed(sql_exprs, conflicts, engine, params)
+        select.append(f"{failed} AS __sqlerr")
+    else:
+        select.append("NULL::VARCHAR AS __sqlerr")
+    raw_source = source
+    lists = []
+    if text_paths:
+        params["text_paths"] = text_paths
+        lists.append("json_extract_string(__j, $text_paths) AS __jv")
+    if json_paths:
+        params["json_paths"] = json_paths
+        lists.append("json_extract(__j, $json_paths) AS __jx")
+    shape_join = ""
+    if keys and structure is not None:
+        levels, check = _duplicate_keys(keys, params)
+        params["key_paths"] = levels
+        lists.append("json_keys(__j, $key_paths) AS __jk")
+        # the keys of the objects holding mapped keys, repeats included, against the number of
+        # distinct ones (the record's structure, `__shape`, merges repeats; counted once per
+        # distinct structure): only a record that repeats some key there is checked key by key
+        temp_table(engine, "_ing_shape_keys", "ingest/shape_keys", key_paths=levels)
+        shape_join = " AS s LEFT JOIN _ing_shape_keys AS k ON k.__shape = s.__shape"
+        lists.append("k.__nk")
+        select.append(
+            f"CASE WHEN coalesce(len(flatten(__jk)) <> __nk, false) THEN {check} END AS __dup"
+        )
+    else:
+        select.append("NULL::VARCHAR AS __dup")
+    if lists:
+        star = "s.*" if shape_join else "*"
+        source = f"(SELECT {star}, {', '.join(lists)} FROM {source}{shape_join})"
     types = _types(engine, source, field_exprs, params)
     for f in schema.REQUEST_FIELDS:
         e = field_exprs.get(f.name)
         simple = m.fields[f.name].kind == "path" if e else False
-        text, typed = _typed(f, e, types.get(f.name, "VARCHAR"), simple) if e else ("NULL", None)
+        typ = types.get(f.name, "VARCHAR")
+        text, typed = _typed(f, e, typ, simple, m.timezone) if e else ("NULL", None)
         select.append(f"{text}::VARCHAR AS v_{f.name}")
         if f.name in _CONVERTED:
             n_type = "BIGINT" if f.name == "status" else f.sql_type
@@ -150,7 +211,7 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     # only the quarantined records (by then in `_ing_out`), filtered before any value is read
     quarantined = (
         "(SELECT * FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
-        "WHERE outcome IN ('quarantine', 'conflict')))"
+        "WHERE outcome IN ('quarantine', 'conflict', 'unicode')))"
     )
     raw_source = raw_source.replace("_ing_src", quarantined)
     if raw_paths:
@@ -158,7 +219,129 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"
     raw_obj = f"json_object({', '.join(raw_pairs)})" if raw_pairs else "'{}'"
     raw_sql = f"SELECT __row, coalesce(__raw, CAST({raw_obj} AS VARCHAR)) AS raw FROM {raw_source}"
-    return Compiled(effective, f"SELECT {', '.join(select)} FROM {source}", params, raw_sql)
+    return Compiled(
+        effective,
+        f"SELECT {', '.join(select)} FROM {source}",
+        params,
+        raw_sql,
+        dict(sql_exprs),
+        sql_source,
+        mixed,
+    )
+
+
+def _sql_failed(
+    sql_exprs: list[tuple[str, str]],
+    conflicts: list[tuple[tuple[str, ...], str]],
+    engine: DuckDBEngine,
+    params: dict[str, Any],
+) -> tuple[str, dict[str, list[str]]]:
+    """(the CASE naming the first { sql } source that failed on the record (NULL: none),
+    label -> the input columns of mixed JSON types it reads)."""
+    cases = []
+    mixed: dict[str, list[str]] = {}
+    for k, (label, sql) in enumerate(sql_exprs):
+        failed = [f"__sq_{k} IS NULL"]
+        refs = sql_columns(sql, engine)
+        for n, (path, column) in enumerate(conflicts):
+            if any(ref[: len(path)] == path for ref in refs):
+                # a value of another JSON type than most records give this column: the
+                # lenient transform made it NULL, which the expression must not read as absent
+                params[f"cp_{k}_{n}"] = _json_path(".".join(path))
+                mixed.setdefault(label, []).append(".".join(path))
+                failed.append(
+                    f"(coalesce(json_type(__j, $cp_{k}_{n}) <> 'NULL', false) AND {column} IS NULL)"
+                )
+        params[f"sl_{k}"] = label
+        cases.append(f"WHEN {' OR '.join(failed)} THEN $sl_{k}")
+    return f"CASE {' '.join(cases)} END", mixed
+
+
+def _duplicate_keys(keys: list[tuple[str, ...]], params: dict[str, Any]) -> tuple[list[str], str]:
+    """(the JSON paths of the objects holding a mapped key, the CASE naming the first mapped
+    key a record repeats: parents before children, so a repeated `usage` is named rather
+    than the `usage.prompt_tokens` read from its first copy). `__jk[i]`: the keys of object
+    i in their order, repeats included (json_keys)."""
+    checks: dict[tuple[str, ...], None] = {}
+    for path in keys:
+        for depth in range(len(path)):
+            checks.setdefault(path[: depth + 1], None)
+    ordered = sorted(checks, key=len)  # stable: parents first, then mapping order
+    levels: list[str] = []
+    cases = []
+    for n, key_path in enumerate(ordered):
+        level = _json_path(".".join(key_path[:-1])) if len(key_path) > 1 else "$"
+        if level not in levels:
+            levels.append(level)
+        keys_of = f"__jk[{levels.index(level) + 1}]"
+        params[f"dk_{n}"] = key_path[-1]
+        params[f"dl_{n}"] = ".".join(key_path)
+        # the first and the last position of the key differ: it is there twice or more
+        cases.append(
+            f"WHEN list_position({keys_of}, $dk_{n}) <> len({keys_of}) + 1 - "
+            f"list_position(list_reverse({keys_of}), $dk_{n}) THEN $dl_{n}"
+        )
+    return levels, f"CASE {' '.join(cases)} END"
+
+
+def _settle_types(
+    engine: DuckDBEngine, structure: Any, refs: list[tuple[str, ...]]
+) -> tuple[Any, list[tuple[tuple[str, ...], str]]]:
+    """The merged structure with each column a { sql } reads that the records give values of
+    irreconcilable JSON types (`JSON` in the structure: a string in one record, numbers in
+    the rest) typed as most records type it, so the expression binds; and those (path,
+    column reference), so the records of another type fail the expression one by one rather
+    than the whole file. A column most records hold as an object or list stays `JSON`."""
+    settled: list[tuple[tuple[str, ...], str]] = []
+    shapes: list[tuple[Any, int]] | None = None
+    for ref in refs:
+        node = structure
+        path: tuple[str, ...] = ()
+        for part in ref:
+            if not isinstance(node, dict) or part not in node:
+                break
+            path = (*path, part)
+            if node[part] == "JSON":
+                if shapes is None:
+                    shapes = [
+                        (json.loads(shape), n)
+                        for shape, n in engine.rows(queries.load("ingest/json_shapes"))
+                    ]
+                typ = _majority_type(shapes, path)
+                if typ is not None and all(p != path for p, _ in settled):
+                    node[part] = typ
+                    settled.append((path, ".".join(_ident(x) for x in path)))
+                break
+            node = node[part]
+    return structure, settled
+
+
+_NUMBERS = ("UBIGINT", "BIGINT", "DOUBLE")
+
+
+def _majority_type(shapes: list[tuple[Any, int]], path: tuple[str, ...]) -> str | None:
+    """The scalar JSON type most records give `path` (numbers counted together, as the widest
+    of them), or None when most hold an object or list there."""
+    counts: dict[str, int] = {}
+    widest = 0
+    for shape, n in shapes:
+        node = shape
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None or node == "NULL":
+            continue
+        if node in _NUMBERS:
+            widest = max(widest, _NUMBERS.index(node))
+            kind = "number"
+        else:
+            kind = node if isinstance(node, str) else "nested"
+        counts[kind] = counts.get(kind, 0) + n
+    if not counts:
+        return None
+    kind = max(sorted(counts), key=lambda k: counts[k])
+    if kind == "nested" or kind == "JSON":
+        return None
+    return _NUMBERS[widest] if kind == "number" else kind
 
 
 _CONVERTED = {*schema.TOKEN_FIELDS, *schema.TIME_FIELDS, "status"}  # text parsed in typed.sql
@@ -176,18 +359,22 @@ def _types(
     return dict(zip(exprs, [typ for _, typ in described], strict=True))
 
 
-def _typed(f: schema.Field, e: str, typ: str, simple: bool) -> tuple[str, str | None]:
+def _typed(f: schema.Field, e: str, typ: str, simple: bool, tz: str) -> tuple[str, str | None]:
     """(text, typed) expressions of a field's source value `e` of DuckDB type `typ`: counts
     and status of an integer type and times of a timestamp type are passed as they are
     (`n_F`: BIGINT, TIMESTAMPTZ; typed.sql checks their range), with no round trip through
     text; anything else as text (`v_F`, spaces trimmed, '' = NULL), which typed.sql parses.
-    `simple`: `e` is a column or path reference, cheap to repeat."""
+    A naive timestamp in a zone `tz` other than UTC goes as text too: its local time must
+    name one instant (macro_time.sql). `simple`: `e` is a column or path reference, cheap
+    to repeat."""
     if f.name in (*schema.TOKEN_FIELDS, "status") and typ in _INT_TYPES:
         return "NULL", f"CAST({e} AS BIGINT)"
     if f.name in schema.TIME_FIELDS and typ == "TIMESTAMP WITH TIME ZONE":
         return "NULL", e
+    if f.name in schema.TIME_FIELDS and typ in _TIME_TYPES and tz == "UTC":
+        return "NULL", f"timezone('UTC', CAST({e} AS TIMESTAMP))"
     if f.name in schema.TIME_FIELDS and typ in _TIME_TYPES:
-        return "NULL", f"timezone($tz, CAST({e} AS TIMESTAMP))"
+        return f"CAST(CAST({e} AS TIMESTAMP) AS VARCHAR)", None
     if simple and typ == "VARCHAR":  # trim copies the text: only when there is a space to cut
         return (
             f"NULLIF(CASE WHEN starts_with({e}, ' ') OR ends_with({e}, ' ') THEN trim({e}) "
@@ -263,6 +450,8 @@ def _lacks(m: Mapping, key: str, src: FieldSource, path: str, why: str) -> Input
 
 
 def _json_path(path: str) -> str:
+    if not path:
+        return "$"
     return "$" + "".join('."' + part.replace('"', '\\"') + '"' for part in path.split("."))
 
 

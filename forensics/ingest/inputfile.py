@@ -12,6 +12,9 @@ from __future__ import annotations
 import codecs
 import glob
 import hashlib
+import itertools
+import json
+import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,11 +40,19 @@ _KNOWN = {
     ".txt": "sglang",
 }
 _COMPRESSED = {".gz": "gzip", ".zst": "zstd"}
+_GAPS = itertools.count()  # names of the CSV gap files of one process
+# byte order marks of encodings a log must not be in (checked longest first)
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
 
 
 @dataclass
 class Prepared:
-    path: str
+    path: str  # as the caller named it (messages, the ingest table)
     read_path: str  # what DuckDB reads (a decompressed prefix for a truncated stream)
     sha256: str
     size: int
@@ -50,6 +61,14 @@ class Prepared:
     table: str | None = None  # the staged temp table of its records
     replaces: str | None = None  # force: the path its earlier load is recorded under
     side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
+    gaps: str | None = None  # CSV: file of the lines that start no record (_CsvLines)
+
+    @property
+    def source(self) -> str:
+        """The path recorded in the case database (`inputs.path`, `requests.source`):
+        absolute, so that it names this file whatever folder the command ran in (two
+        `gw.jsonl` of two folders stay apart; summaries show it relative to the case)."""
+        return os.path.abspath(self.path)
 
 
 def suffix_format(path: Path) -> str | None:
@@ -74,6 +93,9 @@ def prepare(path: Path, m: Mapping, scratch: Path) -> Prepared:
             " in the mapping",
         )
     check = _LineCheck(MAX_LINE_SIZE) if fmt in ("jsonl", "csv") else None
+    gaps = scratch / f"{next(_GAPS)}.gaps"
+    if check is not None and fmt == "csv":
+        check.csv = _CsvLines(m.csv.quote, m.csv.escape_char, gaps)
     comp = _compression(path)
     try:
         size = path.stat().st_size
@@ -92,7 +114,14 @@ def prepare(path: Path, m: Mapping, scratch: Path) -> Prepared:
                 where=where,
                 fix="decompress it (Parquet compresses its own pages)",
             )
-        out_bytes, truncated = _check_stream(path, comp, check)
+        out_bytes, truncated, padding = _check_stream(path, comp, check)
+        if padding and not truncated:
+            # DuckDB's own gzip reader refuses the padding: it reads a decompressed copy
+            target = scratch / f"{prepared.sha256[:16]}.plain"
+            with target.open("wb") as sink:
+                _check_stream(path, comp, None, sink)
+            prepared.read_path = str(target)
+            prepared.note = f"ignored {padding:,} zero bytes after the last {comp} member"
         if truncated:
             target = scratch / f"{prepared.sha256[:16]}.prefix"
             with target.open("wb") as sink:
@@ -108,9 +137,40 @@ def prepare(path: Path, m: Mapping, scratch: Path) -> Prepared:
             raise InputError(
                 "the file is empty once decompressed", where=where, fix="check the export"
             )
+    if check is not None:
+        _check_encoding(check.head, where)
     if check is not None and check.finish(fmt):
-        _normalize(prepared, comp if prepared.read_path == where else None, scratch)
+        _normalize(prepared, comp if prepared.read_path == where else None, scratch, check.mixed)
+    if check is not None and check.csv is not None and check.csv.close():
+        prepared.gaps = str(gaps)
+        header = m.csv.header_lines
+        early = check.csv.first_gap
+        if early is not None and early <= header:
+            raise InputError(
+                f"line {early} is blank or inside a quoted value, but the first "
+                f"{header} line(s) must be the {'preamble and ' if m.csv.skip else ''}header",
+                where=where,
+                fix="remove blank lines before the header (or declare a preamble: [csv] skip "
+                "in the mapping)",
+            )
     return prepared
+
+
+def _check_encoding(head: bytes, where: str) -> None:
+    """Refuse a log in UTF-16/32 (a byte order mark, or a NUL in every other byte of its
+    start): read as UTF-8 its every line would be quarantined, one record too many."""
+    name = next((n for bom, n in _BOMS if head.startswith(bom)), None)
+    if name is None and len(head) >= 8:
+        if all(b == 0 for b in head[1:8:2]) and all(head[0:8:2]):
+            name = "UTF-16 (little-endian, without a byte order mark)"
+        elif all(b == 0 for b in head[0:8:2]) and all(head[1:8:2]):
+            name = "UTF-16 (big-endian, without a byte order mark)"
+    if name is not None:
+        raise InputError(
+            f"the file is {name} text, not UTF-8",
+            where=where,
+            fix=f"save it as UTF-8 (e.g. iconv -f {name.split()[0]} -t UTF-8)",
+        )
 
 
 def hash_file(path: Path, feed: Callable[[bytes], None] | None = None) -> str:
@@ -126,23 +186,25 @@ def hash_file(path: Path, feed: Callable[[bytes], None] | None = None) -> str:
 
 def _check_stream(
     path: Path, comp: str, check: _LineCheck | None = None, sink: Any = None
-) -> tuple[int, bool]:
-    """Decompress `path` in chunks (to `check` and `sink`): (bytes out, truncated?).
-    Corrupt data -> InputError."""
+) -> tuple[int, bool, int]:
+    """Decompress `path` in chunks (to `check` and `sink`): (bytes out, truncated?, zero bytes
+    of padding after the last member). Corrupt data -> InputError."""
     total = 0
-    state: dict[str, bool] = {}
+    state: dict[str, int] = {}
     for data in _decompress(path, comp, state):
         total += len(data)
         if check is not None:
             check.feed(data)
         if sink is not None:
             sink.write(data)
-    return total, state["truncated"]
+    return total, bool(state["truncated"]), state.get("padding", 0)
 
 
-def _decompress(path: Path, comp: str, state: dict[str, bool]) -> Iterator[bytes]:
+def _decompress(path: Path, comp: str, state: dict[str, int]) -> Iterator[bytes]:
     """The decompressed bytes of `path` in chunks; then state["truncated"] says whether the
-    stream broke off inside a member/frame. Corrupt data -> InputError."""
+    stream broke off inside a member/frame, state["padding"] how many zero bytes followed
+    the last member (as GNU gzip, they are ignored: tape and block devices pad files).
+    Corrupt data -> InputError."""
     fed = False  # the current decompressor has taken input since its member began
     try:
         with path.open("rb") as fh:
@@ -156,6 +218,14 @@ def _decompress(path: Path, comp: str, state: dict[str, bool]) -> Iterator[bytes
                 if dec.eof:  # a member/frame ended: the rest may start another
                     chunk = dec.unused_data or fh.read(_CHUNK)
                     dec, fed = _decompressor(comp), False
+                    if chunk and not chunk.strip(b"\0"):  # zeros: padding, if only zeros follow
+                        zeros = len(chunk)
+                        while (more := fh.read(_CHUNK)) and not more.strip(b"\0"):
+                            zeros += len(more)
+                        if not more:
+                            state["padding"] = zeros
+                            break
+                        chunk += more  # data after the zeros: a corrupt member
                 else:
                     chunk = fh.read(_CHUNK)
             state["truncated"] = fed
@@ -204,8 +274,19 @@ class _LineCheck:
         self.run = 0  # bytes since the last LF
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.cr = self.bad_utf8 = self.long = self.delim = False
+        self.csv: _CsvLines | None = None
+        self.head = b""  # the first bytes (their encoding is checked)
+        self.lf = self.crlf = 0  # line breaks, and those that are CRLF
+        self.last_cr = False
 
     def feed(self, data: bytes) -> None:
+        self.lf += data.count(b"\n")
+        self.crlf += data.count(b"\r\n") + (self.last_cr and data[:1] == b"\n")
+        self.last_cr = data.endswith(b"\r")
+        if len(self.head) < 8:
+            self.head += data[: 8 - len(self.head)]
+        if self.csv is not None:
+            self.csv.feed(data)
         self.cr = self.cr or b"\r" in data
         self.delim = self.delim or _DELIM_BYTES[:1] in data
         if not self.bad_utf8 and (not data.isascii() or self.decoder.getstate()[0]):
@@ -229,9 +310,122 @@ class _LineCheck:
             self.decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             self.bad_utf8 = True
-        if fmt == "csv":  # CSV: DuckDB handles CR and quotes itself
-            return self.bad_utf8 or self.long
+        if fmt == "csv":  # CSV: DuckDB handles CR and quotes itself, but not mixed line ends
+            return self.bad_utf8 or self.long or self.mixed
         return self.bad_utf8 or self.long or self.cr or self.delim
+
+    @property
+    def mixed(self) -> bool:
+        """Some lines end with CRLF and some with LF alone: DuckDB's strict CSV reader stops
+        on such a file ("invalid state"); the rewrite ends every line with LF."""
+        return 0 < self.crlf < self.lf
+
+
+class _CsvLines:
+    """The physical lines of a CSV input that start no record, found while its bytes are
+    hashed: blank lines (DuckDB's reader skips them) and the lines a quoted value spanning
+    lines continues on. Written to `path` as `line,duckdb_line` (the line as DuckDB numbers
+    its rejects: it counts blank lines but not continued ones; empty for a continued line),
+    so that staging gives each record its physical line. Vectorized per chunk (NumPy), and a
+    chunk without a quote or a blank line only counts its line breaks: no per-line Python."""
+
+    def __init__(self, quote: str, escape: str, path: Path) -> None:
+        self.quote = quote.encode()[0] if quote else None
+        self.escape = escape.encode() if escape and escape != quote else None
+        self.path = path
+        self.out: Any = None
+        self.line = 1  # physical line of the next byte
+        self.duck = 1  # DuckDB's number of the line the next line break ends
+        self.in_quote = False  # the next byte is inside a quoted value
+        self.continued = False  # the current line began inside a quoted value
+        self.length = 0  # bytes of the current line so far
+        self.last = -1  # the last byte seen (-1: none)
+        self.escapes = 0  # escape characters just before the next byte
+        self.first_gap: int | None = None
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        quoted = self.quote is not None and (self.in_quote or self.quote in data)
+        if (
+            not quoted
+            and not self.continued
+            and b"\n\n" not in data
+            and b"\n\r\n" not in data
+            and not (self.length == 0 or (self.length == 1 and self.last == 13))
+        ):
+            breaks = data.count(b"\n")  # no quote, no blank line: only the count moves on
+            self.duck += breaks
+        else:
+            breaks = self._lines(data, quoted)
+        self.line += breaks
+        cut = data.rfind(b"\n")
+        self.length = len(data) - cut - 1 if cut >= 0 else self.length + len(data)
+        self.last = data[-1]
+        if self.escape is not None:
+            tail = len(data) - len(data.rstrip(self.escape))
+            self.escapes = self.escapes + tail if tail == len(data) else tail
+
+    def _lines(self, data: bytes, quoted: bool) -> int:
+        """Find the gaps among the lines that end in `data`; the number of line breaks."""
+        import numpy as np
+
+        arr = np.frombuffer(data, dtype=np.uint8)
+        nl = np.flatnonzero(arr == 10)
+        inside = np.zeros(len(nl), dtype=bool)  # each line break lies inside a quoted value
+        if quoted:
+            q = np.flatnonzero(arr == self.quote)
+            if self.escape is not None and len(q):
+                q = q[~self._escaped(arr, q)]
+            inside = (np.searchsorted(q, nl) + int(self.in_quote)) % 2 == 1
+            self.in_quote = (len(q) + int(self.in_quote)) % 2 == 1
+        if not len(nl):
+            return 0
+        lengths = nl - np.concatenate(([0], nl[:-1] + 1))
+        lengths[0] += self.length
+        before = np.where(nl > 0, arr[np.maximum(nl - 1, 0)], max(self.last, 0))
+        empty = (lengths == 0) | ((lengths == 1) & (before == 13))
+        continued = np.concatenate(([self.continued], inside[:-1]))
+        counted = ~continued
+        duck = self.duck + np.cumsum(counted) - 1
+        gap = continued | empty
+        if gap.any():
+            lines = self.line + np.flatnonzero(gap)
+            self._write(lines, np.where(continued[gap], -1, duck[gap]))
+        self.duck += int(counted.sum())
+        self.continued = bool(inside[-1])
+        return len(nl)
+
+    def _escaped(self, arr: Any, q: Any) -> Any:
+        """Which quotes at `q` follow an odd run of escape characters (counted across
+        chunks): those are data, not quotes."""
+        import numpy as np
+
+        assert self.escape is not None
+        idx = np.arange(len(arr))
+        # the last position at or before i that holds no escape character (-1: none)
+        plain = np.maximum.accumulate(np.where(arr == self.escape[0], -1, idx))
+        prev = plain[np.maximum(q - 1, 0)]
+        run = np.where(prev >= 0, q - 1 - prev, q + self.escapes)
+        run = np.where(q == 0, self.escapes, run)
+        return run % 2 == 1
+
+    def _write(self, lines: Any, duck: Any) -> None:
+        if self.out is None:
+            self.out = self.path.open("w", encoding="utf-8")
+            self.out.write("line,duckdb_line\n")
+            self.first_gap = int(lines[0])
+        self.out.writelines(
+            f"{p},{'' if d < 0 else d}\n"
+            for p, d in zip(lines.tolist(), duck.tolist(), strict=True)
+        )
+
+    def close(self) -> bool:
+        """Whether any line starts no record (`path` then lists them)."""
+        if self.out is None:
+            return False
+        self.out.close()
+        return True
 
 
 PLACEHOLDER = b"-"  # stands for an unreadable line in a rewritten input: not JSON, one field
@@ -248,19 +442,22 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-def _normalize(p: Prepared, comp: str | None, scratch: Path) -> None:
+def _normalize(p: Prepared, comp: str | None, scratch: Path, mixed: bool = False) -> None:
     """Rewrite input `p` into `scratch` as lines DuckDB reads exactly, streaming: line n of
     the copy is physical line n (ended by LF) of the input. A line that is not UTF-8 or is
     longer than MAX_LINE_SIZE bytes becomes PLACEHOLDER, its reason and length (without the
     line end) in a side CSV (`p.side`). JSONL also: CRLF -> LF, a lone CR -> TAB (both JSON
-    whitespace; inside a string both invalid), a line holding LINE_DELIM -> PLACEHOLDER."""
+    whitespace; inside a string both invalid), a line holding LINE_DELIM -> PLACEHOLDER.
+    CSV: CRLF kept, unless the line ends are `mixed` (then CRLF -> LF, also inside a quoted
+    value spanning lines)."""
     out_path = scratch / f"{p.sha256[:16]}.lines"
     side_path = scratch / f"{p.sha256[:16]}.side.csv"
     jsonl = p.fmt == "jsonl"
+    keep_cr = not jsonl and not mixed  # CSV lines keep a CRLF end
     limit = MAX_LINE_SIZE
     too_long = f"line longer than {limit} bytes"
     source = Path(p.read_path)
-    state: dict[str, bool] = {}
+    state: dict[str, int] = {}
     chunks = _decompress(source, comp, state) if comp else _plain_chunks(source)
     line_no = 1
     with out_path.open("wb") as out, side_path.open("w", encoding="utf-8") as side:
@@ -278,21 +475,21 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path) -> None:
             if cr:
                 line = line[:-1]
             if len(line) > limit:
-                bad(too_long, len(line), cr and not jsonl)
+                bad(too_long, len(line), cr and keep_cr)
             elif not _utf8(line):
-                bad("invalid UTF-8", len(line), cr and not jsonl)
+                bad("invalid UTF-8", len(line), cr and keep_cr)
             elif jsonl and _DELIM_BYTES in line:
                 bad("invalid JSON", len(line))
             elif jsonl:
                 out.write(line.replace(b"\r", b"\t") + b"\n")
                 line_no += 1
             else:
-                out.write(line + (b"\r\n" if cr else b"\n"))
+                out.write(line + (b"\r\n" if cr and keep_cr else b"\n"))
                 line_no += 1
 
         def emit_block(block: bytes) -> None:  # whole lines, each ended by LF
             nonlocal line_no
-            if jsonl and b"\r" in block:
+            if not keep_cr and b"\r" in block:
                 block = block.replace(b"\r\n", b"\n")
             clean = len(block) <= limit or max(map(len, block.split(b"\n"))) <= limit
             clean = clean and _utf8(block)
@@ -315,7 +512,7 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path) -> None:
                     skipping += len(data)
                     continue
                 cr = data[:end].endswith(b"\r")
-                bad(too_long, skipping + end - cr, cr and not jsonl)
+                bad(too_long, skipping + end - cr, cr and keep_cr)
                 skipping, data = -1, data[end + 1 :]
             cut = data.rfind(b"\n")
             if cut < 0:
@@ -340,17 +537,37 @@ def _plain_chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def resolve_inputs(paths: list[str] | list[Path] | str | Path) -> list[Path]:
-    """Files named by paths, globs and folders (folders: their log files, sorted)."""
+def resolve_inputs(
+    paths: list[str] | list[Path] | str | Path,
+    fmt: str | None = None,
+    notes: list[str] | None = None,
+) -> list[Path]:
+    """Files named by paths, globs and folders, each file once (paths that reach one file,
+    through `..`, an absolute path or a link, are one input: the first). A folder gives its
+    log files of format `fmt` (sorted; any request-log format when None), found by suffix;
+    a `.json` file only when its first line is a JSON object (a manifest is not a log). The
+    files a folder holds but that are skipped, and the paths counted once, are described in
+    `notes`. A file named itself is always taken (and refused or quarantined as it is)."""
     items: Sequence[str | Path] = [paths] if isinstance(paths, str | Path) else paths
     files: list[Path] = []
+    first: dict[str, Path] = {}  # real path -> the path taken
+    aliases: list[str] = []
     for raw in items:
         text = str(raw)
         p = Path(text)
         if p.is_file():
             found = [p]
         elif p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and suffix_format(f) is not None)
+            every = sorted(f for f in p.rglob("*") if f.is_file())
+            found = [f for f in every if _is_log(f, fmt)]
+            skipped = [f.relative_to(p).as_posix() for f in every if f not in found]
+            if skipped and notes is not None:
+                kind = f"{fmt} " if fmt else ""
+                notes.append(
+                    f"{text}: skipped {len(skipped)} file(s) that are not {kind}logs: "
+                    + ", ".join(skipped[:10])
+                    + (f" (+{len(skipped) - 10} more)" if len(skipped) > 10 else "")
+                )
             if not found:
                 raise InputError(
                     "folder holds no log files",
@@ -364,8 +581,49 @@ def resolve_inputs(paths: list[str] | list[Path] | str | Path) -> list[Path]:
         else:
             raise InputError("file not found", where=text, fix="check the path and try again")
         for f in found:
-            if f not in files:
-                files.append(f)
+            real = os.path.realpath(f)
+            if real in first:
+                if f != first[real]:
+                    aliases.append(f"{f}")
+                continue
+            first[real] = f
+            files.append(f)
+    if aliases and notes is not None:
+        notes.append(f"{', '.join(aliases)}: the same file as an input named before it (read once)")
     if not files:
         raise InputError("no input given", fix="name at least one log file, glob or folder")
     return files
+
+
+_GATEWAY = ("jsonl", "csv", "parquet")
+
+
+def _is_log(path: Path, fmt: str | None) -> bool:
+    """Whether a file found in a folder is a log of format `fmt` (None: a request log)."""
+    found = suffix_format(path)
+    if found is None or found not in ((fmt,) if fmt else _GATEWAY):
+        return False
+    plain = [s.lower() for s in path.suffixes if s.lower() not in _COMPRESSED]
+    if found == "jsonl" and plain and plain[-1] == ".json":
+        return _first_line_is_object(path)
+    return True
+
+
+def _first_line_is_object(path: Path) -> bool:
+    """Whether the first non-blank line of a (possibly compressed) file is a JSON object."""
+    comp = _compression(path)
+    head = b""
+    try:
+        chunks = _decompress(path, comp, {}) if comp else _plain_chunks(path)
+        for chunk in chunks:
+            head += chunk
+            text = head.lstrip()
+            if b"\n" in text or len(head) > MAX_LINE_SIZE:
+                break
+    except (InputError, OSError):
+        return False
+    line = head.lstrip().split(b"\n", 1)[0]
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import duckdb
 
@@ -23,7 +25,7 @@ from ..errors import InputError, first_line, option
 from ..mapping import Mapping, mapping_digest
 from ..progress import Progress
 from ..schema import InputStats
-from .compile import compile_mapping
+from .compile import Compiled, compile_mapping
 from .inputfile import Prepared
 from .staging import read_error, temp_table, temp_table_sql
 
@@ -44,6 +46,7 @@ def load_all(
     records can be read as mapped (every one quarantined for a failed check) is refused
     (InputError naming its top reasons; the transaction rolls back) unless `allow_empty`."""
     warnings: list[str] = []
+    failures: list[_SqlFailures] = []
     with engine.transaction():
         for ddl in (
             schema.REQUESTS_DDL,
@@ -64,8 +67,11 @@ def load_all(
         )
         seen: dict[str, str] = {}
         for p in prepared:
-            stats.append(_one(engine, p, m, seen, warnings, allow_empty))
+            stats.append(_one(engine, p, m, seen, warnings, failures, allow_empty))
             progress.advance(p.size)
+    # after the commit: a statement that fails inside a transaction aborts it
+    for failed in failures:
+        warnings.extend(failed.explain(engine))
     return warnings
 
 
@@ -96,6 +102,7 @@ def _one(
     m: Mapping,
     seen: dict[str, str],
     warnings: list[str],
+    failures: list[_SqlFailures],
     allow_empty: bool = False,
 ) -> InputStats:
     if p.replaces is not None and p.sha256 not in seen:
@@ -115,9 +122,12 @@ def _one(
                 "already ingested (same sha256; its mapping was not recorded): nothing "
                 f"changed; {option('force')} re-ingests it with this mapping"
             )
-        warnings.append(f"{p.path}: {note}")
         read, loaded, dups, quarantined = prior[0] if prior else (0, 0, 0, 0)
-        return InputStats(p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, note)
+        # this call read and loaded nothing of it: zeros, and the earlier figures in the note
+        note += f" (then: {read:,} read, {loaded:,} loaded, {dups:,} duplicates, "
+        note += f"{quarantined:,} quarantined)"
+        warnings.append(f"{p.path}: {note}")
+        return InputStats(p.path, p.sha256, p.size, 0, 0, 0, 0, p.fmt, note)
     seen[p.sha256] = p.path
     src = f'SELECT * FROM "{p.table}"'
     _source(engine, src)
@@ -130,7 +140,9 @@ def _one(
         unit=m.unit,
         tz=m.timezone,
         default_status=schema.DEFAULT_STATUS,
-        source=p.path,
+        source=p.source,
+        max_text_bytes=schema.MAX_TEXT_BYTES,
+        max_tokens=schema.MAX_TOKENS,
     )
     mapped = f"WITH _ing_mapped AS NOT MATERIALIZED ({compiled.select}) "
     typed = f"SELECT * FROM ({queries.load('ingest/typed')})"
@@ -151,7 +163,7 @@ def _one(
         _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
         temp_table_sql(engine, "_ing_typed", mapped + typed, params)
         temp_table(engine, "_ing_special", "ingest/classify")
-        temp_table(engine, "_ing_prior", "ingest/prior", source=p.path)
+        temp_table(engine, "_ing_prior", "ingest/prior", source=p.source)
         _source(engine, src)
         direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")
         # DuckDB pushes `failed IS NULL` below the typed projection by inlining the whole
@@ -161,7 +173,7 @@ def _one(
             loaded = engine.rows(f"INSERT INTO requests {direct}", **params)[0][0]
         skipped = engine.scalar("SELECT count(*) FROM _ing_special WHERE outcome <> 'load'")
         if read != loaded + skipped:
-            temp_table(engine, "_ing_rest", "ingest/rest", source=p.path)
+            temp_table(engine, "_ing_rest", "ingest/rest", source=p.source)
             _source(
                 engine,
                 src,
@@ -172,7 +184,15 @@ def _one(
         # reason texts for the records that failed a check (planning the _why macros costs
         # ~50 ms: only when there is a record to explain)
         if engine.scalar("SELECT count(*) FROM _ing_typed WHERE failed IS NOT NULL"):
-            temp_table(engine, "_ing_reasons", "ingest/reasons", unit=m.unit)
+            temp_table(
+                engine,
+                "_ing_reasons",
+                "ingest/reasons",
+                unit=m.unit,
+                tz=m.timezone,
+                max_text_bytes=schema.MAX_TEXT_BYTES,
+                max_tokens_text=schema.MAX_TOKENS_TEXT,
+            )
         else:
             engine.execute(
                 'CREATE OR REPLACE TEMP TABLE "_ing_reasons" '
@@ -190,11 +210,13 @@ def _one(
         # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw`
         # on __row); `raw_sql` reads only those
         engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
-        engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.path)
-        engine.run("ingest/insert_quarantine_values", source=p.path)
+        engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.source)
+        engine.run("ingest/insert_quarantine_values", source=p.source)
         reasons = tuple(
             (str(reason), int(n)) for reason, n in engine.rows(queries.load("ingest/top_reasons"))
         )
+        if compiled.sql_checks:
+            failures.append(_SqlFailures(p, compiled, params, engine.rows(_SQL_FAILED)))
     stats = InputStats(
         p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note, reasons
     )
@@ -202,7 +224,7 @@ def _one(
         _refuse_empty(stats, m, allow_empty, warnings)
     engine.run(
         "ingest/insert_input",
-        path=p.path,
+        path=p.source,
         sha256=p.sha256,
         bytes=p.size,
         rows_read=read,
@@ -240,6 +262,43 @@ def _source(engine: DuckDBEngine, src: str, where: str | None = None) -> None:
 def _select(query: str) -> str:
     """A query file as a subquery, to follow the caller's WITH (its CTEs stay visible)."""
     return f"SELECT * FROM ({queries.load(query)})"
+
+
+_SQL_FAILED = (
+    "SELECT reason, count(*), min(source_row) FROM _ing_out "
+    "WHERE starts_with(reason, 'sql of ') GROUP BY reason ORDER BY reason"
+)
+
+
+@dataclass
+class _SqlFailures:
+    """The { sql } sources that failed on some records of one input: (reason, records, first
+    row) each, explained once the load has committed."""
+
+    p: Prepared
+    compiled: Compiled
+    params: dict[str, Any]
+    failed: list[tuple[Any, ...]]
+
+    def explain(self, engine: DuckDBEngine) -> list[str]:
+        """One warning per source: how many records it failed on, and the error of the first
+        (the expression run again, unguarded, on that one record)."""
+        warnings = []
+        for reason, count, row in self.failed:
+            label = reason.removeprefix("sql of ").removesuffix(" failed on this record")
+            sql = self.compiled.sql_checks[label]
+            _source(engine, f'SELECT * FROM "{self.p.table}"', f"__row = {int(row)}")
+            try:
+                engine.rows(f"SELECT (\n{sql}\n) FROM {self.compiled.sql_source}", **self.params)
+                columns = ", ".join(self.compiled.sql_mixed.get(label, [])) or "its input"
+                why = f"{columns}: a value of another JSON type than most records hold there"
+            except duckdb.Error as e:
+                why = first_line(e)
+            warnings.append(
+                f"{self.p.path}: sql of {label} failed on {count:,} record(s), quarantined; "
+                f"row {row}: {why}"
+            )
+        return warnings
 
 
 def _mapping_error(m: Mapping, p: Prepared, e: Exception) -> InputError:

@@ -135,19 +135,12 @@ def _ingest_all(
         )
         if prior:
             read, loaded, duplicates, quarantined = prior[0]
-            out.append(
-                InputStats(
-                    str(path),
-                    digest,
-                    size,
-                    read,
-                    loaded,
-                    duplicates,
-                    quarantined,
-                    "sglang",
-                    "already ingested (same sha256): nothing changed",
-                )
+            # this call read and loaded nothing of it: zeros, the earlier figures in the note
+            note = (
+                f"already ingested (same sha256): nothing changed (then: {read:,} read, "
+                f"{loaded:,} loaded, {duplicates:,} duplicates, {quarantined:,} quarantined)"
             )
+            out.append(InputStats(str(path), digest, size, 0, 0, 0, 0, "sglang", note))
             continue
         out.append(_ingest_one(engine, path, digest, size, node, role))
     engine.run("sglang/fill_abort_rooms")

@@ -11,13 +11,15 @@ import duckdb
 
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
+from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared
 
 
-def stage(engine: DuckDBEngine, p: Prepared, i: int) -> str:
+def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None = None) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
-    (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file)."""
+    (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file. CSV:
+    a table, read in `dialect`, the mapping's; RFC 4180 by default)."""
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
     # limit is only a backstop; it reads in buffers of two lines' worth, at least 32 MiB
     # (its default of 16 lines is more than a modest memory limit allows)
@@ -62,19 +64,40 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int) -> str:
                 )
             return table
         elif p.fmt == "csv":
+            d = dialect or CsvDialect()
             engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_side" AS SELECT * FROM "{side}"')
+            if p.gaps is not None:
+                temp_table(engine, "_ing_csv_gaps", "ingest/csv_gaps", path=p.gaps)
+            else:
+                engine.execute(
+                    'CREATE OR REPLACE TEMP TABLE "_ing_csv_gaps" (line BIGINT, duckdb_line BIGINT)'
+                )
             with engine.settings(preserve_insertion_order=True):
-                temp_table(engine, "_ing_csv", "ingest/csv_rows", path=p.read_path, **sizes)
+                temp_table(
+                    engine,
+                    "_ing_csv",
+                    "ingest/csv_rows",
+                    path=p.read_path,
+                    header=d.header,
+                    skip=d.skip,
+                    delim=d.delimiter,
+                    quote=d.quote,
+                    escape=d.escape_char,
+                    **sizes,
+                )
+            columns = len(engine.describe('SELECT * FROM "_ing_csv"'))
             temp_table(
                 engine,
                 "_ing_csv_rejects",
                 "ingest/csv_rejects",
                 max_line_size=inputfile.MAX_LINE_SIZE,
+                header_lines=d.header_lines,
+                columns=columns,
             )
-            temp_table(engine, "_ing_csv_valid", "ingest/csv_records")
+            temp_table(engine, "_ing_csv_valid", "ingest/csv_records", header_lines=d.header_lines)
             engine.execute(
-                'CREATE OR REPLACE TEMP TABLE "_ing_src" AS '
-                "SELECT * FROM _ing_csv_valid UNION ALL BY NAME SELECT * FROM _ing_csv_rejects"
+                'CREATE OR REPLACE TEMP TABLE "_ing_src" AS SELECT * FROM _ing_csv_valid '
+                "UNION ALL BY NAME SELECT * EXCLUDE (__q) FROM _ing_csv_rejects"
             )
         else:
             # a view over the file: the typed pass reads it once, no staged copy (at 20M rows

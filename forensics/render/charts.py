@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import altair as alt
 import polars as pl
 
-from ..formats import iso, printable
+from ..formats import iso, printable, short
 from ..schema import BAND_MEANINGS, BANDS
 
 # the bands as drawn and listed: the exposure first, requests that fit the pool last
@@ -44,15 +44,15 @@ TopLevel = TypeVar("TopLevel", bound=alt.TopLevelMixin)
 class ChartData:
     """The rows of one chart, by the content-hash name Altair itself would give them: each
     layer refers to its rows with `data(frame)` and `attach` puts every row set once into the
-    top-level chart's `datasets`. Text values are `printable` (an id with a control
-    character draws as an escape)."""
+    top-level chart's `datasets`. Text values are drawn as `_label` gives them (a very long
+    one cut, an id with a control character drawn as an escape)."""
 
     def __init__(self) -> None:
         self.sets: dict[str, list[dict[str, Any]]] = {}
 
     def __call__(self, frame: pl.DataFrame) -> alt.NamedData:
         rows = [
-            {k: printable(v, one_line=True) if isinstance(v, str) else v for k, v in row.items()}
+            {k: _label(v) if isinstance(v, str) else v for k, v in row.items()}
             for row in frame.iter_rows(named=True)
         ]
         name = dataset_name(rows)
@@ -63,6 +63,12 @@ class ChartData:
         """`chart` carrying the rows (set as an attribute: not validated, not copied)."""
         setattr(chart, "datasets", dict(sorted(self.sets.items())))  # noqa: B010 (untyped)
         return chart
+
+
+def _label(text: str) -> str:
+    """A text value as a chart draws it: `short` (a very long id cut, the CSVs keep it whole),
+    then `printable` on one line."""
+    return printable(short(text), one_line=True)
 
 
 def dataset_name(rows: list[dict[str, Any]]) -> str:
@@ -191,7 +197,7 @@ def timeline_binned_chart(
     )
     if "account_id" in bins.columns:
         ids = bins["account_id"].unique().sort().to_list()
-        lanes = [printable(a, one_line=True) for a in ids]
+        lanes = [_label(a) for a in ids]
         marks = (
             alt.Chart(rows)
             .mark_rect()
@@ -373,7 +379,7 @@ def _exposure_lanes(
     rules = _event_rules(data, events, window_start, window_end)
     ids = exposed["account_id"].unique().sort().to_list() if exposed.height else []
     # the lane order names the ids as ChartData draws them (Vega sorts by an expression)
-    accounts = [printable(a, one_line=True) for a in ids]
+    accounts = [_label(a) for a in ids]
     tooltip = [
         alt.Tooltip("ts:N", title="at (UTC)"),
         alt.Tooltip("account_id:N", title="account"),

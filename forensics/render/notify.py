@@ -15,7 +15,9 @@ and orders the columns the writer writes and writes README.md, so the two cannot
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +27,9 @@ import polars as pl
 
 from ..case import Case, key_location
 from ..engines import SQLEngine
-from ..errors import AnalysisError, InputError, command
+from ..errors import AnalysisError, InputError, command, decode_utf8
 from ..formats import printable, write_csv
+from ..schema import clean_id
 from . import notices
 from .notices import md
 
@@ -68,7 +71,8 @@ RECIPIENTS = ListFile(
         "responses": "its exposed responses",
         "first_exposed_at": "arrival time of its first exposed response (ISO 8601 UTC)",
         "last_exposed_at": "arrival time of its last exposed response (ISO 8601 UTC)",
-        "request_ids": "the request ids of its exposed responses, sorted, `;`-separated",
+        "request_ids": "the request ids of its exposed responses, sorted, `;`-separated; "
+        "inside an id `\\` is written `\\\\` and `;` is written `\\;`",
         "completion_tokens": "tokens generated for it across its exposed responses (content "
         "that reached the client); empty when the log gives no count for one of them",
         "empty_responses": "exposed responses for which nothing was generated "
@@ -143,10 +147,17 @@ class NotifyResult:
 
 
 def load_accounts(engine: SQLEngine, case: Case) -> list[str]:
-    """Materialize `case_accounts` from the accounts file (empty without one); warnings."""
+    """Materialize `case_accounts` from the accounts file (empty without one); warnings.
+
+    The file is RFC 4180 CSV, never sniffed: comma, double quote (doubled inside a quoted
+    value), the header on line 1, UTF-8 (a byte order mark dropped), LF or CRLF; blank lines
+    are skipped. Ids follow the one id rule (`schema.clean_id`). Refused with the file and
+    line (InputError): a row with another number of fields than the header, no account_id
+    column, an empty or repeated account id, a contact column named like a column the lists
+    write themselves (`responses`, `excluded_reason`, ...)."""
     path = case.accounts_path
+    engine.materialize("case_accounts", "notify/accounts_empty")
     if path is None:
-        engine.materialize("case_accounts", "notify/accounts_empty")
         return ["the case names no [accounts] file: the lists carry no contact columns"]
     if not path.is_file():
         raise InputError(
@@ -154,29 +165,87 @@ def load_accounts(engine: SQLEngine, case: Case) -> list[str]:
             where=f"{case.path}: accounts.path = {path}",
             fix="give a CSV with an account_id column and any contact columns",
         )
-    try:
-        engine.load_local("case_accounts", "notify/accounts_load", path=str(path))
-    except engine.errors as e:
-        raise InputError(
-            f"cannot read the accounts file as CSV: {str(e).splitlines()[0]}",
-            where=str(path),
-            fix="give a CSV with a header line and an account_id column",
-        ) from None
-    columns = engine.frame("notify/accounts_columns").columns
-    if "account_id" not in columns:
-        raise InputError(
-            "the accounts file has no account_id column",
-            where=f"{path}:1",
-            fix="name the column holding the account ids account_id",
-        )
-    duplicates = engine.frame("notify/accounts_duplicates")["account_id"].to_list()
-    if duplicates:
-        raise InputError(
-            f"account_id listed more than once: {_ids(duplicates)}",
-            where=str(path),
-            fix="give each account one row",
-        )
+    header, rows = _read_accounts(path)
+    reserved = {name: lst.name for lst in (RECIPIENTS, DATA_OWNERS) for name in lst.columns}
+    for name in header:
+        if name != "account_id" and name in reserved:
+            raise InputError(
+                f"column {name!r} is also a column of notify/{reserved[name]}",
+                where=f"{path}:1",
+                fix=f"rename it (e.g. contact_{name}): the lists keep their own columns",
+            )
+    frame = pl.DataFrame(
+        [[None if v == "" else v for v in values] for _, values in rows],
+        schema=dict.fromkeys(header, pl.String),
+        orient="row",
+    )
+    engine.write_frame("case_accounts", frame, "account_id")
     return []
+
+
+def _read_accounts(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """(header, [(line, values)]) of an accounts file, checked as `load_accounts` says."""
+    text = decode_utf8(path.read_bytes(), str(path), InputError)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, list[str]]] = []
+    start = 1
+    try:
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if record:
+                rows.append((line, record))
+    except csv.Error as e:
+        raise InputError(
+            f"not RFC 4180 CSV ({e})",
+            where=f"{path}:{start}",
+            fix="quote a value holding a comma, quote or line break with double quotes",
+        ) from None
+    if not rows:
+        raise InputError("the accounts file is empty", where=str(path), fix="give a header line")
+    (_, header), body = rows[0], rows[1:]
+    if "account_id" not in header:
+        shown = ", ".join(repr(h) for h in header[:6])
+        raise InputError(
+            f"the accounts file has no account_id column (its header, line 1, names {shown})",
+            where=f"{path}:1",
+            fix="name the column holding the account ids account_id; the header is line 1",
+        )
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise InputError(
+            f"column {repeated[0]!r} named twice in the header",
+            where=f"{path}:1",
+            fix="give each column its own name",
+        )
+    for line, values in body:
+        if len(values) != len(header):
+            raise InputError(
+                f"{len(values)} fields where the header has {len(header)}",
+                where=f"{path}:{line}",
+                fix="quote a value holding a comma with double quotes",
+            )
+    key = header.index("account_id")
+    for _, values in body:
+        values[key] = clean_id(values[key])
+    empty = [line for line, values in body if not values[key]]
+    if empty:
+        also = f" (also line {', '.join(map(str, empty[1:]))})" if len(empty) > 1 else ""
+        raise InputError(
+            f"empty account_id{also}",
+            where=f"{path}:{empty[0]}",
+            fix="give every row an account id, or remove the row",
+        )
+    first: dict[str, int] = {}
+    for line, values in body:
+        if values[key] in first:
+            raise InputError(
+                f"account_id listed more than once: {_ids([values[key]])} (first on line "
+                f"{first[values[key]]})",
+                where=f"{path}:{line}",
+                fix="give each account one row",
+            )
+        first[values[key]] = line
+    return header, body
 
 
 def write_lists(
@@ -383,6 +452,27 @@ def _clear_notices(folder: Path) -> None:
         for path in folder.iterdir():
             if path.is_file() and notices.NOTICE_NAME.search(path.name):
                 path.unlink()
+
+
+def remove_outputs(out_dir: Path) -> list[str]:
+    """Remove from `out_dir` what `write_lists` writes (its names only: other files stay),
+    e.g. when a new analysis makes them stale; the paths removed, relative to `out_dir`."""
+    folder = out_dir / "notify"
+    removed = []
+    files = [RECIPIENTS, DATA_OWNERS, EXCLUDED, JURISDICTIONS, NOTICE_INDEX]
+    for name in [*(f.name for f in files), "regulator_summary.md", "README.md"]:
+        if (folder / name).is_file():
+            (folder / name).unlink()
+            removed.append(f"notify/{name}")
+    for sub in KINDS.values():
+        notes = folder / NOTICES / sub
+        if notes.is_dir() and any(notices.NOTICE_NAME.search(p.name) for p in notes.iterdir()):
+            _clear_notices(notes)
+            removed.append(f"notify/{NOTICES}/{sub}/")
+    for emptied in (*(folder / NOTICES / sub for sub in KINDS.values()), folder / NOTICES, folder):
+        if removed and emptied.is_dir() and not any(emptied.iterdir()):
+            emptied.rmdir()
+    return removed
 
 
 def _remove(path: Path) -> None:

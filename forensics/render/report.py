@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 from ..case import Case
 from ..engines import SQLEngine
-from ..formats import iso, printable, relative_path
+from ..formats import iso, printable, relative_path, short
 from ..progress import SILENT, Progress, step
 from ..schema import BAND_MEANINGS
 from ..version import versions as tool_versions
@@ -51,9 +51,14 @@ class Table:
 
     @classmethod
     def of(cls, frame: pl.DataFrame, note: str = "") -> Table:
+        # an id column's very long value cut (formats.short; the CSVs keep it whole)
+        ids = [c.endswith("_id") or c in ("account", "request") for c in frame.columns]
         return cls(
             columns=list(frame.columns),
-            rows=[[_cell(v) for v in row] for row in frame.iter_rows()],
+            rows=[
+                [short(_cell(v)) if is_id else _cell(v) for v, is_id in zip(row, ids, strict=True)]
+                for row in frame.iter_rows()
+            ],
             note=note,
             numeric=[dtype.is_numeric() for dtype in frame.dtypes],
         )
@@ -650,6 +655,8 @@ def _template() -> jinja2.Template:
     )
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else ("—" if v is None else v)
     env.globals["contents"] = contents
+    # a listed id: a very long one cut (formats.short; the CSVs keep it whole)
+    env.filters["label"] = lambda v: short(v) if isinstance(v, str) else v
     return env.get_template("report.html.j2")
 
 

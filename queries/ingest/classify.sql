@@ -3,11 +3,15 @@
 -- the id repeats within the input or is already in `requests`. Content = every loaded column
 -- but provenance. The first occurrence (lowest row) of a request_id is loaded; later
 -- identical ones are duplicates, later differing ones conflicts. A request_id already in
--- `requests` makes every record of it a duplicate (same content) or a conflict.
+-- `requests` makes every record of it a duplicate (same content) or a conflict. Ids are
+-- compared in Unicode normal form C: a record whose id equals the first's (or a loaded one's)
+-- only once normalized is `unicode`, quarantined: the same request spelled in another form,
+-- or another request; either way not loaded twice, nor merged unseen.
 WITH t AS (
     SELECT
         source_row,
         request_id,
+        nfc_normalize(request_id) AS id_key,
         md5(to_json(struct_pack(
             request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
             prefill_node, decode_node, ts_end, extra := extra::VARCHAR
@@ -17,30 +21,35 @@ WITH t AS (
 ),
 existing AS (
     SELECT
+        nfc_normalize(r.request_id) AS id_key,
         r.request_id,
         md5(to_json(struct_pack(
             r.request_id, r.ts, r.account_id, r.model, r.prompt_tokens, r.completion_tokens,
             r.status, r.prefill_node, r.decode_node, r.ts_end, extra := r.extra::VARCHAR
         ))) AS content
     FROM requests AS r
-    WHERE r.request_id IN (SELECT request_id FROM t)
+    WHERE nfc_normalize(r.request_id) IN (SELECT id_key FROM t)
 ),
 ranked AS (
     SELECT
         t.*,
         min(t.source_row) OVER w AS first_row,
-        arg_min(t.content, t.source_row) OVER w AS first_content
+        arg_min(t.content, t.source_row) OVER w AS first_content,
+        arg_min(t.request_id, t.source_row) OVER w AS first_id
     FROM t
-    WINDOW w AS (PARTITION BY t.request_id)
+    WINDOW w AS (PARTITION BY t.id_key)
 )
 SELECT
     t.source_row,
     CASE
         WHEN e.request_id IS NOT NULL AND e.content = t.content THEN 'duplicate'
         WHEN e.request_id IS NOT NULL THEN 'conflict'
+        WHEN n.id_key IS NOT NULL THEN 'unicode'
         WHEN t.source_row = t.first_row THEN 'load'
+        WHEN t.request_id <> t.first_id THEN 'unicode'
         WHEN t.content = t.first_content THEN 'duplicate'
         ELSE 'conflict'
     END AS outcome
 FROM ranked AS t
-LEFT JOIN existing AS e ON t.request_id = e.request_id
+LEFT JOIN existing AS e ON e.request_id = t.request_id
+LEFT JOIN (SELECT DISTINCT id_key FROM existing) AS n ON n.id_key = t.id_key

@@ -1,19 +1,36 @@
--- Valid CSV rows with their 1-based physical line number (header = line 1). The k-th valid
--- row sits at data position k + (rejected rows before it): rejected row j (by line) has
--- p_j - j valid rows before it, so an ASOF join on k > p_j - j counts them.
+-- Valid CSV rows with their 1-based physical line number. The k-th valid row is record
+-- (data position) q = k + (rejected records before it): rejected record j (by position) has
+-- q_j - j valid rows before it, so an ASOF join on k > q_j - j counts them. Record q starts
+-- on physical line header_lines + q + (lines before it that start no record: blank lines and
+-- lines a quoted value continues on, `_ing_csv_gaps`): gap i (by line) has line_i -
+-- header_lines - i records before it, the same ASOF step.
 WITH rej AS (
-    SELECT __row - 1 AS p, row_number() OVER (ORDER BY __row) AS j FROM _ing_csv_rejects
+    SELECT __q AS q, row_number() OVER (ORDER BY __q) AS j FROM _ing_csv_rejects
 ),
-steps AS (
-    SELECT p - j AS q, max(j) AS j FROM rej GROUP BY p - j
+rsteps AS (
+    SELECT q - j AS t, max(j) AS j FROM rej GROUP BY q - j
+),
+gsteps AS (
+    SELECT q, max(i) AS i
+    FROM (
+        SELECT line - $header_lines - row_number() OVER (ORDER BY line) AS q,
+            row_number() OVER (ORDER BY line) AS i
+        FROM _ing_csv_gaps
+    )
+    GROUP BY q
 ),
 rows AS (
     SELECT rowid + 1 AS __k, * FROM _ing_csv
+),
+placed AS (
+    SELECT rows.*, rows.__k + coalesce(rsteps.j, 0) AS __q
+    FROM rows
+    ASOF LEFT JOIN rsteps ON rows.__k > rsteps.t
 )
 SELECT
-    rows.__k + coalesce(steps.j, 0) + 1 AS __row,
+    $header_lines + placed.__q + coalesce(g.i, 0) AS __row,
     NULL::VARCHAR AS __err,
     NULL::VARCHAR AS __raw,
-    rows.* EXCLUDE (__k)
-FROM rows
-ASOF LEFT JOIN steps ON rows.__k > steps.q
+    placed.* EXCLUDE (__k, __q)
+FROM placed
+ASOF LEFT JOIN gsteps AS g ON placed.__q > g.q

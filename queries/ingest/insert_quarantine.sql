@@ -7,4 +7,4 @@ SELECT
     left(coalesce(o.raw, r.raw), $raw_limit)
 FROM _ing_out AS o
 LEFT JOIN _ing_raw AS r ON r.__row = o.source_row
-WHERE o.outcome IN ('quarantine', 'conflict')
+WHERE o.outcome IN ('quarantine', 'conflict', 'unicode')

@@ -17,4 +17,4 @@ SELECT
     t.prefill_node
 FROM _ing_out AS o
 JOIN _ing_typed AS t ON t.source_row = o.source_row
-WHERE o.outcome IN ('quarantine', 'conflict')
+WHERE o.outcome IN ('quarantine', 'conflict', 'unicode')

@@ -9,7 +9,9 @@
 -- offsets up to ±18:00 (no seconds); naive text is read in zone `tz`. A leap second
 -- (ss = 60) reads as hh:mm:59.999999. Digits past microseconds are cut. Instants outside
 -- 0001-01-01 .. 9999-12-31 UTC are refused. Zone names (EST, America/New_York) are refused:
--- they are ambiguous. The common forms take a fast path straight to DuckDB's cast.
+-- they are ambiguous. The common forms take a fast path straight to DuckDB's cast. Naive text
+-- in a zone with clock changes must name one instant: a wall-clock time the zone passes twice
+-- (the hour after a fall-back) or never (the hour a spring-forward skips) is refused.
 CREATE OR REPLACE TEMP MACRO _ing_in_range(t) AS
 CASE
     WHEN t >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
@@ -20,7 +22,9 @@ END;
 CREATE OR REPLACE TEMP MACRO _ing_epoch_us(v, unit) AS
 CASE
     WHEN unit IN ('s', 'ms', 'us') AND abs(TRY_CAST(v AS DECIMAL(38, 9))) < 1e18
-    THEN CAST(floor(
+    -- TRY_CAST: beyond BIGINT microseconds (9.2e12 s, 9.2e15 ms) is no epoch of 2000-2100,
+    -- and a CAST error would abort the whole load
+    THEN TRY_CAST(floor(
         TRY_CAST(v AS DECIMAL(38, 9))
         * CASE unit WHEN 's' THEN 1000000 WHEN 'ms' THEN 1000 ELSE 1 END
     ) AS BIGINT)
@@ -28,10 +32,11 @@ END;
 
 CREATE OR REPLACE TEMP MACRO _ing_epoch(v, unit) AS
 list_transform(
-    [_ing_epoch_us(v, unit) + coalesce(getvariable('_ing_origin_us'), 0)],
+    -- HUGEINT: an epoch near the BIGINT limit plus an origin must not overflow the load
+    [CAST(_ing_epoch_us(v, unit) AS HUGEINT) + coalesce(getvariable('_ing_origin_us'), 0)],
     lambda us: CASE
         WHEN us >= 946684800000000 AND us < 4102444800000000
-        THEN timezone('UTC', make_timestamp(us))
+        THEN timezone('UTC', make_timestamp(CAST(us AS BIGINT)))
     END
 )[1];
 
@@ -68,10 +73,32 @@ CASE
         * (CAST(o[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0))
 END;
 
+-- the UTC offset (local - UTC, an interval) of zone tz at instant x
+CREATE OR REPLACE TEMP MACRO _ing_offset(x, tz) AS timezone(tz, x) - timezone('UTC', x);
+
+-- the instants whose wall-clock time in zone tz is the TIMESTAMP t: t read under the offsets in
+-- force a day before and a day after DuckDB's own reading u, kept when they read back as t.
+-- One: t is one instant; two: the zone passes t twice; none: the zone skips t
+CREATE OR REPLACE TEMP MACRO _ing_readings(t, tz) AS
+try(list_distinct(list_filter(
+    list_transform([timezone(tz, t)], lambda u: [
+        timezone('UTC', t - _ing_offset(u - INTERVAL 1 DAY, tz)),
+        timezone('UTC', t - _ing_offset(u + INTERVAL 1 DAY, tz))
+    ])[1],
+    lambda c: timezone(tz, c) = t
+)));
+
+-- the wall-clock TIMESTAMP t in zone tz as an instant, NULL unless it names exactly one
+CREATE OR REPLACE TEMP MACRO _ing_local(t, tz) AS
+CASE
+    WHEN tz = 'UTC' THEN timezone('UTC', t)
+    ELSE list_transform([_ing_readings(t, tz)], lambda r: CASE WHEN len(r) = 1 THEN r[1] END)[1]
+END;
+
 CREATE OR REPLACE TEMP MACRO _ing_tgeneral(p, tz) AS
 CASE
     WHEN p['d'] = '' THEN NULL
-    WHEN p['o'] = '' THEN _ing_in_range(timezone(tz, _ing_tlocal(p)))
+    WHEN p['o'] = '' THEN _ing_in_range(_ing_local(_ing_tlocal(p), tz))
     ELSE _ing_in_range(timezone('UTC', _ing_tlocal(p) - to_minutes(_ing_toffset(p['o']))))
 END;
 
@@ -87,7 +114,7 @@ CASE
     ) THEN TRY_CAST(v AS TIMESTAMPTZ)
     WHEN regexp_full_match(
         v, '[1-8][0-9]{3}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?'
-    ) THEN timezone(tz, TRY_CAST(v AS TIMESTAMP))
+    ) THEN _ing_local(TRY_CAST(v AS TIMESTAMP), tz)
     WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN _ing_epoch(v, unit)
     -- through a one-element list: the lambda binds the parts once (a macro argument is
     -- copied into every use, which made each statement slow to plan)
@@ -102,14 +129,14 @@ CASE
         AND n <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN n
 END;
 
-CREATE OR REPLACE TEMP MACRO _ing_time_n_why(n, v, unit, label) AS
+CREATE OR REPLACE TEMP MACRO _ing_time_n_why(n, v, unit, tz, label) AS
 CASE
     WHEN n IS NOT NULL THEN 'time out of range ' || label || ' (years 0001-9999 UTC)'
-    ELSE _ing_time_why(v, unit, label)
+    ELSE _ing_time_why(v, unit, tz, label)
 END;
 
 -- why _ing_time(v, ...) is NULL for a non-NULL v; `label` names the field
-CREATE OR REPLACE TEMP MACRO _ing_time_why(v, unit, label) AS
+CREATE OR REPLACE TEMP MACRO _ing_time_why(v, unit, tz, label) AS
 CASE
     WHEN regexp_full_match(v, '[+-]?[0-9]+(\.[0-9]+)?') THEN
         CASE
@@ -125,6 +152,14 @@ CASE
             WHEN _ing_toffset(_ing_tparts(upper(v))['o']) IS NULL
             THEN 'invalid UTC offset in ' || label
             WHEN _ing_tlocal(_ing_tparts(upper(v))) IS NULL THEN 'unparsable time ' || label
+            WHEN _ing_tparts(upper(v))['o'] = '' AND tz <> 'UTC'
+                AND len(_ing_readings(_ing_tlocal(_ing_tparts(upper(v))), tz)) = 0
+            THEN 'nonexistent local time ' || label || ' in ' || tz
+                || ' (a clock change skips it; give a UTC offset)'
+            WHEN _ing_tparts(upper(v))['o'] = '' AND tz <> 'UTC'
+                AND len(_ing_readings(_ing_tlocal(_ing_tparts(upper(v))), tz)) = 2
+            THEN 'ambiguous local time ' || label || ' in ' || tz
+                || ' (a clock change repeats it; give a UTC offset)'
             ELSE 'time out of range ' || label || ' (years 0001-9999 UTC)'
         END
     WHEN regexp_full_match(

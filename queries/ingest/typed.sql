@@ -5,12 +5,17 @@
 -- reason text (from the values kept here), only when some record failed; the direct load
 -- needs only `failed IS NULL`, so it never binds the _why macros. Missing status becomes
 -- 200. The input's path (`source`) is not a column here: the inserts bind it, so the typed
--- table does not carry a copy of it per record.
+-- table does not carry a copy of it per record. Bounds (docs "Trust model"): an id or other
+-- text field longer than $max_text_bytes bytes, a token count of $max_tokens or more, and an
+-- end before the start are refused; `__dup` (a mapped JSON key the record repeats) and
+-- `__sqlerr` (a { sql } field whose expression failed on the record) come from the mapping.
 WITH typed AS (
     SELECT
         __row AS source_row,
         __raw AS raw,
         __err,
+        __dup,
+        __sqlerr,
         coalesce(v_request_id, CASE WHEN NOT $id_mapped THEN $id_prefix || ':' || __row END)
             AS request_id,
         v_request_id,
@@ -39,22 +44,43 @@ WITH typed AS (
 SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens,
     coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
-    source_row, extra, raw, __err, v_prompt_tokens, v_completion_tokens, v_ts, n_ts,
-    v_ts_end, n_ts_end, v_status, n_status,
+    source_row, extra, raw, __err, __dup, __sqlerr, v_prompt_tokens, v_completion_tokens,
+    v_ts, n_ts, v_ts_end, n_ts_end, v_status, n_status,
     CASE
         WHEN __err IS NOT NULL THEN 'record'
+        WHEN __dup IS NOT NULL THEN 'duplicate key'
+        -- a field whose { sql } failed (__sqlerr: the first, in field order) fails there
+        WHEN __sqlerr = 'fields.request_id' THEN 'sql'
         WHEN request_id IS NULL THEN 'request_id missing'
+        WHEN strlen(request_id) > $max_text_bytes THEN 'request_id long'
+        WHEN __sqlerr = 'fields.ts' THEN 'sql'
         WHEN v_ts IS NULL AND n_ts IS NULL THEN 'ts missing'
+        WHEN __sqlerr = 'fields.account_id' THEN 'sql'
         WHEN account_id IS NULL THEN 'account_id missing'
+        WHEN strlen(account_id) > $max_text_bytes THEN 'account_id long'
+        WHEN __sqlerr = 'fields.model' THEN 'sql'
         WHEN model IS NULL THEN 'model missing'
+        WHEN strlen(model) > $max_text_bytes THEN 'model long'
+        WHEN __sqlerr = 'fields.prompt_tokens' THEN 'sql'
         WHEN v_prompt_tokens IS NULL AND n_prompt_tokens IS NULL THEN 'prompt_tokens missing'
         WHEN prompt_tokens IS NULL THEN 'prompt_tokens'
         WHEN prompt_tokens < 0 THEN 'prompt_tokens negative'
+        WHEN prompt_tokens >= $max_tokens THEN 'prompt_tokens implausible'
+        WHEN __sqlerr = 'fields.completion_tokens' THEN 'sql'
         WHEN v_completion_tokens IS NOT NULL AND completion_tokens IS NULL
             THEN 'completion_tokens'
         WHEN completion_tokens < 0 THEN 'completion_tokens negative'
+        WHEN completion_tokens >= $max_tokens THEN 'completion_tokens implausible'
         WHEN ts IS NULL THEN 'ts'
+        WHEN __sqlerr = 'fields.prefill_node' THEN 'sql'
+        WHEN strlen(prefill_node) > $max_text_bytes THEN 'prefill_node long'
+        WHEN __sqlerr = 'fields.decode_node' THEN 'sql'
+        WHEN strlen(decode_node) > $max_text_bytes THEN 'decode_node long'
+        WHEN __sqlerr = 'fields.ts_end' THEN 'sql'
         WHEN (v_ts_end IS NOT NULL OR n_ts_end IS NOT NULL) AND ts_end IS NULL THEN 'ts_end'
+        WHEN ts_end < ts THEN 'ts_end before ts'
+        WHEN __sqlerr = 'fields.status' THEN 'sql'
         WHEN (v_status IS NOT NULL OR n_status IS NOT NULL) AND status IS NULL THEN 'status'
+        WHEN __sqlerr IS NOT NULL THEN 'sql'  -- an [extra] { sql }
     END AS failed
 FROM typed

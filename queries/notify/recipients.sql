@@ -10,7 +10,9 @@ WITH per_account AS (
                        '\.000000$', '') || 'Z' AS first_exposed_at,
         regexp_replace(strftime(timezone('UTC', max(ts)), '%Y-%m-%dT%H:%M:%S.%f'),
                        '\.000000$', '') || 'Z' AS last_exposed_at,
-        string_agg(request_id, ';' ORDER BY request_id) AS request_ids,
+        -- `;`-separated; inside an id `\` is written `\\` and `;` is written `\;` (docs/outputs.md)
+        string_agg(replace(replace(request_id, '\', '\\'), ';', '\;'), ';' ORDER BY request_id)
+            AS request_ids,
         CASE WHEN count(completion_tokens) = count(*)
              THEN CAST(sum(completion_tokens) AS BIGINT) END AS completion_tokens,
         count(CASE WHEN completion_tokens = 0 THEN 1 END) AS empty_responses,

@@ -12,7 +12,8 @@
 -- exposed requests there are. Candidates of another account than e's are its data owners.
 -- Only the nodes of attributable exposed requests matter (a pool ranks its own node only);
 -- a capacity <= 0 leaves no candidate. The sort partitions on an integer node id, not the
--- node's name: text sort keys cost several times more.
+-- node's name: text sort keys cost several times more. Token sums are HUGEINT (DECIMAL(38, 0)
+-- on Spark): prompt + completion and the running sums never overflow, whatever the counts.
 WITH targets AS (
     SELECT * FROM attribution_targets
     WHERE decode_node IS NOT NULL AND decode_capacity IS NOT NULL
@@ -25,7 +26,7 @@ pool AS (
     SELECT
         n.nid, r.request_id, r.account_id,
         coalesce(r.ts_end, r.ts) AS end_ts,
-        r.prompt_tokens + coalesce(r.completion_tokens, 0) AS tokens
+        CAST(r.prompt_tokens AS HUGEINT) + coalesce(r.completion_tokens, 0) AS tokens
     FROM requests AS r
     JOIN nodes AS n ON n.decode_node = r.decode_node
     WHERE r.model IN (SELECT model FROM case_models)
@@ -43,7 +44,7 @@ events AS (
     JOIN nodes AS n ON n.decode_node = g.decode_node
 ),
 running AS (
-    SELECT nid, t, kind, request_id, account_id, CAST(cum AS BIGINT) AS cum
+    SELECT nid, t, kind, request_id, account_id, cum
     FROM (
         SELECT
             nid, t, kind, request_id, account_id,
@@ -74,10 +75,16 @@ spans AS (
         exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid,
         decode_capacity AS cap,
         before_cum - decode_capacity AS cut,
-        unnest(range(
-            greatest(before_cum - decode_capacity, 0) // decode_capacity,
-            before_cum // decode_capacity + 1
-        )) AS bucket
+        -- (cut, before_cum] spans one capacity: at most two buckets, the cut's and the sum's
+        unnest(CASE
+            WHEN greatest(before_cum - decode_capacity, 0) // decode_capacity
+                = before_cum // decode_capacity
+            THEN [before_cum // decode_capacity]
+            ELSE [
+                greatest(before_cum - decode_capacity, 0) // decode_capacity,
+                before_cum // decode_capacity
+            ]
+        END) AS bucket
     FROM target_cum
 ),
 bucketed AS (

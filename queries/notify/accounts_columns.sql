@@ -1,2 +1,0 @@
--- The accounts file's columns (no rows).
-SELECT * FROM case_accounts LIMIT 0
