@@ -135,7 +135,7 @@ def test_an_offset_near_the_bigint_limit_plus_an_origin_is_quarantined_not_an_ov
     # 1.767e15 us it would not: the record is an implausible epoch, the load goes on
     trace = tmp_path / "trace.jsonl"
     lines = TRACE.read_text().splitlines()
-    trace.write_text(lines[0].replace(': 0,', ': 9222000000000,', 1) + "\n" + lines[1] + "\n")
+    trace.write_text(lines[0].replace(": 0,", ": 9222000000000,", 1) + "\n" + lines[1] + "\n")
     db = tmp_path / "t.duckdb"
     mapping = _mapping(tmp_path, 'unit = "s"\norigin = "2026-01-01T00:00:00Z"\n')
     report = ingest([trace], db, mapping=mapping)
