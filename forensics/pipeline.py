@@ -23,7 +23,7 @@ from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
 from .errors import AnalysisError, ForensicsError, InputError, command, option
-from .progress import SILENT, Progress
+from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
 from .render import report as report_page
@@ -230,7 +230,9 @@ def run(
 ) -> AnalysisResult:
     """`forensics run`: ingest every [[source]] into out/case.duckdb (made afresh), then
     analyze, notify and report into `out`. Everything is written into a scratch folder
-    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was."""
+    beside `out` and moved into `out` at the end: a failed run leaves `out` as it was.
+    Each stage is a step reported to `progress`: "ingest" (one per [[source]]), "parquet
+    export" (engines that read one), "analyze", "notify", "report", "chart export"."""
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -246,13 +248,19 @@ def run(
         with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
             warnings = ingest_sources(eng, case, temp_dir=temp_dir, progress=progress)
             options = EngineOptions(spark_master=spark_master)
-            with _analysis_engine(eng, chosen, work, options) as analysis:
-                result = analyze_engine(analysis, case, work, exclusions)
+            with _analysis_engine(eng, chosen, work, options, progress) as analysis:
+                with step(progress, "analyze"):
+                    result = analyze_engine(analysis, case, work, exclusions)
                 result.warnings[:0] = warnings
-                lists = notify_lists.write_lists(analysis, case, work)
+                with step(progress, "notify"):
+                    lists = notify_lists.write_lists(analysis, case, work)
                 result.paths.extend(lists.paths)
                 result.warnings.extend(lists.warnings)
-                result.paths.extend(report_page.render_report(analysis, case, result.summary, work))
+                result.paths.extend(
+                    report_page.render_report(
+                        analysis, case, result.summary, work, progress=progress
+                    )
+                )
         result.paths.insert(0, db)
         try:
             scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
@@ -285,7 +293,11 @@ def _out_error(what: str, out: Path, e: OSError) -> ForensicsError:
 
 @contextlib.contextmanager
 def _analysis_engine(
-    ingested: DuckDBEngine, chosen: engines.EngineKind, out: Path, options: EngineOptions
+    ingested: DuckDBEngine,
+    chosen: engines.EngineKind,
+    out: Path,
+    options: EngineOptions,
+    progress: Progress = SILENT,
 ) -> Iterator[SQLEngine]:
     """The engine that analyzes what `run` ingested: the same DuckDB database, or a
     Parquet case store exported from it into out/requests (+ out/requests_tables) for an
@@ -297,7 +309,8 @@ def _analysis_engine(
     for stale in (store, out / f"{PARQUET_STORE}_tables"):
         if stale.exists():
             shutil.rmtree(stale)
-    ingest.export_parquet(ingested, store)
+    with step(progress, "parquet export"):
+        ingest.export_parquet(ingested, store)
     with engines.connect(chosen.name, store, options) as analysis:
         yield analysis
 

@@ -25,6 +25,7 @@ from markupsafe import Markup
 from ..case import Case
 from ..engines import SQLEngine
 from ..formats import iso, printable, relative_path
+from ..progress import SILENT, Progress, step
 from ..schema import BAND_MEANINGS
 from . import charts, figures
 from .figures import VL_VERSION
@@ -64,11 +65,34 @@ class Section:
 
 
 def render_report(
-    engine: SQLEngine, case: Case, summary: Mapping[str, Any], out_dir: Path
+    engine: SQLEngine,
+    case: Case,
+    summary: Mapping[str, Any],
+    out_dir: Path,
+    progress: Progress = SILENT,
 ) -> list[Path]:
-    """Write report.html, timeline.png and timeline.svg into `out_dir`; return their paths."""
+    """Write report.html, timeline.png and timeline.svg into `out_dir`; return their paths.
+    Reports two steps to `progress`: "report" (the page) and "chart export" (the pictures)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    with step(progress, "report"):
+        report, timeline_spec = _write_page(engine, case, summary, out_dir)
+    with step(progress, "chart export"):
+        svg = out_dir / "timeline.svg"
+        svg.write_text(
+            vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION),
+            encoding="utf-8",
+            newline="\n",
+        )
+        png = out_dir / "timeline.png"
+        png.write_bytes(vl_convert.vegalite_to_png(timeline_spec, vl_version=VL_VERSION, scale=2))
+    return [report, png, svg]
+
+
+def _write_page(
+    engine: SQLEngine, case: Case, summary: Mapping[str, Any], out_dir: Path
+) -> tuple[Path, dict[str, Any]]:
+    """Write report.html; return its path and the timeline's spec (for the pictures)."""
     has_bands = engine.table_exists("bands")
     timeline = figures.timeline(engine, case)
     assert timeline.chart is not None  # drawn even without bands (events and window)
@@ -98,16 +122,7 @@ def render_report(
     )
     report = out_dir / "report.html"
     report.write_text(html, encoding="utf-8", newline="\n")
-
-    svg = out_dir / "timeline.svg"
-    svg.write_text(
-        vl_convert.vegalite_to_svg(timeline_spec, vl_version=VL_VERSION),
-        encoding="utf-8",
-        newline="\n",
-    )
-    png = out_dir / "timeline.png"
-    png.write_bytes(vl_convert.vegalite_to_png(timeline_spec, vl_version=VL_VERSION, scale=2))
-    return [report, png, svg]
+    return report, timeline_spec
 
 
 def _section(element: str, figure: figures.Figure) -> Section:
