@@ -9,11 +9,8 @@ WITH pool AS (
     SELECT
         r.request_id, r.account_id, r.decode_node,
         coalesce(r.ts_end, r.ts) AS end_ts
-    FROM requests AS r
+    FROM bands AS r  -- the requests of the case's models inside the window
     WHERE r.decode_node IN (SELECT decode_node FROM attribution_targets)
-      AND r.model IN (SELECT model FROM case_models)
-      AND r.ts >= $window_start
-      AND r.ts < $window_end
       AND coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
 ),
 spans AS (
