@@ -1,29 +1,44 @@
-"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9 and 14).
+"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9, 14 and 24).
 
     .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7 --formats parquet,jsonl \\
         --repeats 3,3,1 --out benchmarks/results/latest.json
+    # opt in to 100M requests (3.6 GB of Parquet generated under --data-dir, ~10 min)
+    .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7,1e8 --repeats 3,3,1,1 ...
 
 For each size it writes a synthetic case per format with `forensics sample` (kept under
 --data-dir and reused when present), then, --repeats times and interleaved:
 - ingest, per format: `forensics.ingest.ingest` vs DuckDB's bare read of the same log
-  (read_parquet / read_json into a table of a fresh database file);
+  (read_parquet / read_json into a table of a fresh database file) and, for JSONL, vs the
+  equal-work ingests of baselines.py (plain DuckDB SQL, and Polars): the same lines read
+  with their numbers, fields typed, invalid records set aside with their reasons,
+  duplicates dropped and conflicts flagged, the input's sha256;
 - analyze, on the Parquet case: `forensics.pipeline.analyze` (what `forensics analyze` runs)
   vs the equal-work baselines of baselines.py, plain DuckDB SQL and Polars, which compute the
   bands, the exposure and the pool-walkback data owners from the case database's `requests`
   exported once to Parquet (the same typed records analyze reads).
 After the repeats, the (request_id, band) rows, the exposed request_ids and the (exposed,
-owner) pairs of the toolkit and both baselines must be the same sets, and the exposure
-figures equal truth.json; otherwise the run stops with exit status 1 and says what differs.
-CLI start-up (`forensics --help`, wall time) is measured on its own.
+owner) pairs of the toolkit and both baselines must be the same sets, the equal-work ingests
+must have loaded the same rows and set aside the same records for the same reasons as the
+toolkit, and the figures equal truth.json; otherwise the run stops with exit status 1 and
+says what differs. Sizes of LARGE requests or more run the Parquet case only; the Polars
+baselines run up to --polars-max (analyze) and --polars-ingest-max (JSONL ingest), as Polars
+holds a whole case in memory.
+Then, once: `forensics run` at --e2e-size per format, its stages (ingest, analyze, notify,
+report, chart export) timed through the library's Progress reports; --many-files JSONL
+files of 100 records ingested in one call against the same records in one file (files per
+second); CLI start-up (`forensics --help`, wall time).
 
-Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4); its
-time is the work inside the child (interpreter start and imports excluded). Medians over
-repeats; the 1-minute load average before each step is recorded (the machine is shared).
+Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4), its
+CPU time the child's user + system time; its time is the work inside the child (interpreter
+start and imports excluded). Medians over repeats; the 1-minute load average before each
+step is recorded (the machine is shared).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import itertools
 import json
 import math
 import os
@@ -42,7 +57,17 @@ ROOT = HERE.parent
 PY = sys.executable
 FORENSICS = str(Path(PY).parent / "forensics")
 GIB = 1024**3
-TARGETS = {"analyze_vs_duckdb_sql": 1.5, "parquet_ingest_vs_bare_read": 2.0, "peak_rss_mb": 2048}
+TARGETS = {
+    "analyze_vs_duckdb_sql": 1.5,
+    "parquet_ingest_vs_bare_read": 2.0,
+    "peak_rss_mb": 2048,
+    "jsonl_ingest_vs_duckdb_sql_ingest": 1.25,
+    "analyze_growth_20m_to_100m": 6.0,
+    "many_files_vs_one_file": 2.0,
+}
+LARGE = 50_000_000  # from this size on: the Parquet case only
+RSS_FROM = 20_000_000  # peak RSS is held under TARGETS["peak_rss_mb"] from this size on
+FILE_RECORDS = 100  # records per file of the many-files case
 
 
 # --- steps (run in a child process: `run.py --step NAME --params JSON`) ---------------------
@@ -76,6 +101,51 @@ def step_toolkit_analyze(case: str, db: str, out: str) -> dict:
     }
 
 
+class StepTimes:
+    """A `forensics.progress.Progress` that records each step's wall and CPU seconds (summed
+    over steps of the same name, e.g. one "ingest" per [[source]]): how the benchmark sees
+    the stages of `forensics run` without timing code in the library."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._current: tuple[str, float, float] | None = None
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        self._current = (step, time.perf_counter(), time.process_time())
+
+    def advance(self, amount: float = 1) -> None:
+        pass
+
+    def done(self) -> None:
+        if self._current is not None:
+            name, t0, c0 = self._current
+            self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - t0
+            self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - c0
+        self._current = None
+
+
+def step_toolkit_run(case: str, out: str) -> dict:
+    """`forensics run` (what `pipeline.run` does) with the stages timed through Progress."""
+    from forensics import pipeline
+
+    shutil.rmtree(out, ignore_errors=True)
+    times = StepTimes()
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = pipeline.run(case, out, progress=times)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    stages = {k: round(v, 3) for k, v in times.wall.items()}
+    stages["other"] = round(seconds - sum(times.wall.values()), 3)
+    shutil.rmtree(out, ignore_errors=True)
+    return {
+        "seconds": seconds,
+        "cpu_s": cpu,
+        "stages_s": stages,
+        "stages_cpu_s": {k: round(v, 3) for k, v in times.cpu.items()},
+        "exposure_count": result.summary["exposure_count"],
+    }
+
+
 def step_bare_read(log: str, db: str) -> dict:
     import baselines
 
@@ -102,7 +172,27 @@ def step_polars(case: str, requests: str, out_dir: str) -> dict:
     return baselines.polars_equal_work(case, requests, out_dir)
 
 
-def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict:
+def step_duckdb_ingest(log: str, db: str, mapping: str, memory_limit: str) -> dict:
+    import baselines
+
+    return baselines.duckdb_equal_work_ingest(log, db, mapping, memory_limit)
+
+
+def step_polars_ingest(log: str, out_dir: str, mapping: str) -> dict:
+    import baselines
+
+    return baselines.polars_equal_work_ingest(log, out_dir, mapping)
+
+
+def step_compare_ingest(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict:
+    import baselines
+
+    t0 = time.perf_counter()
+    result = baselines.compare_ingest(toolkit_db, duckdb_db, polars_dir)
+    return {"seconds": time.perf_counter() - t0, **result}
+
+
+def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict:
     import baselines
 
     t0 = time.perf_counter()
@@ -112,17 +202,22 @@ def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict:
 
 STEPS = {
     "toolkit_ingest": step_toolkit_ingest,
+    "toolkit_run": step_toolkit_run,
     "toolkit_analyze": step_toolkit_analyze,
     "bare_read": step_bare_read,
     "export": step_export,
     "duckdb_sql": step_duckdb_sql,
     "polars": step_polars,
     "compare": step_compare,
+    "duckdb_ingest": step_duckdb_ingest,
+    "polars_ingest": step_polars_ingest,
+    "compare_ingest": step_compare_ingest,
 }
 
 
 def run_step(name: str, **params: Any) -> dict:
-    """Run one step in a child process: its JSON result plus wall_s, peak_rss_mb, load_1m."""
+    """Run one step in a child process: its JSON result plus wall_s, cpu_s (the child's user +
+    system time, imports included), peak_rss_mb and load_1m."""
     argv = [PY, str(Path(__file__).resolve()), "--step", name, "--params", json.dumps(params)]
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
@@ -138,6 +233,7 @@ def run_step(name: str, **params: Any) -> dict:
         raise RuntimeError(f"step {name} failed ({code}):\n{err[-3000:]}")
     result = json.loads(out.strip().splitlines()[-1])
     result["wall_s"] = wall
+    result["cpu_s"] = usage.ru_utime + usage.ru_stime
     result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: kilobytes
     result["load_1m"] = load
     return result
@@ -175,10 +271,12 @@ def ensure_case(data: Path, size: int, fmt: str, seed: int) -> tuple[Path, dict]
 
 
 def summarize(runs: list[dict]) -> dict:
-    """Median work time, median wall time, the largest peak RSS and load over repeats."""
+    """Median work time, median wall and CPU time, the largest peak RSS and load over
+    repeats."""
     return {
         "median_s": statistics.median(r["seconds"] for r in runs),
         "median_wall_s": statistics.median(r["wall_s"] for r in runs),
+        "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
         "runs_s": [round(r["seconds"], 3) for r in runs],
         "load_1m": [round(r["load_1m"], 2) for r in runs],
@@ -191,18 +289,53 @@ def log_of(case: Path) -> Path:
     )
 
 
-def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> tuple[dict, Path]:
-    """Toolkit ingest vs DuckDB's bare read of one log; returns the figures and the case db."""
+def _figures(run: dict, drop: tuple[str, ...] = ()) -> dict:
+    """A step's result without its timings."""
+    skip = {"seconds", "wall_s", "cpu_s", "peak_rss_mb", "load_1m", *drop}
+    return {k: v for k, v in run.items() if k not in skip and not k.endswith("seconds")}
+
+
+def _unlink_db(db: Path) -> None:
+    for p in (db, Path(str(db) + ".wal")):
+        p.unlink(missing_ok=True)
+
+
+def bench_ingest(
+    case: Path, fmt: str, size: int, repeats: int, work: Path, args: argparse.Namespace
+) -> tuple[dict, Path]:
+    """Toolkit ingest vs DuckDB's bare read of one log and, for JSONL, vs the equal-work
+    ingests (DuckDB SQL; Polars up to --polars-ingest-max); returns the figures and the case
+    db."""
     log = log_of(case)
+    mapping = str(case / "gateway.mapping.toml")
     db, raw_db = work / f"{fmt}-{size}.duckdb", work / f"{fmt}-{size}-raw.duckdb"
-    tk, raw = [], []
+    eq_db, eq_pl = work / f"{fmt}-{size}-eq.duckdb", work / f"{fmt}-{size}-eq-pl"
+    polars = fmt == "jsonl" and size <= args.polars_ingest_max
+    tk: list[dict] = []
+    raw: list[dict] = []
+    dd: list[dict] = []
+    pl: list[dict] = []
     for i in range(repeats):
         print(f"  {fmt} {size:,} repeat {i + 1}: ingest", flush=True)
-        mapping = str(case / "gateway.mapping.toml")
         tk.append(run_step("toolkit_ingest", log=str(log), db=str(db), mapping=mapping))
         raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
-    raw_db.unlink(missing_ok=True)
-    out = {
+        if fmt == "jsonl":
+            memory_limit = args.baseline_memory_limit
+            dd.append(
+                run_step(
+                    "duckdb_ingest",
+                    log=str(log),
+                    db=str(eq_db),
+                    mapping=mapping,
+                    memory_limit=memory_limit,
+                )
+            )
+            if polars:
+                pl.append(
+                    run_step("polars_ingest", log=str(log), out_dir=str(eq_pl), mapping=mapping)
+                )
+    _unlink_db(raw_db)
+    out: dict[str, Any] = {
         "file_bytes": log.stat().st_size,
         "toolkit": summarize(tk),
         "duckdb_bare_read": summarize(raw),
@@ -217,18 +350,42 @@ def bench_ingest(case: Path, fmt: str, size: int, repeats: int, work: Path) -> t
     out["ratio_toolkit_vs_bare_read"] = (
         out["toolkit"]["median_s"] / out["duckdb_bare_read"]["median_s"]
     )
+    if dd:
+        same = run_step(
+            "compare_ingest",
+            toolkit_db=str(db),
+            duckdb_db=str(eq_db),
+            polars_dir=str(eq_pl) if pl else None,
+        )
+        out["duckdb_sql"] = summarize(dd)
+        out["ratio_toolkit_vs_duckdb_sql"] = (
+            out["toolkit"]["median_s"] / out["duckdb_sql"]["median_s"]
+        )
+        out["figures"] = {"duckdb_sql": _figures(dd[-1])}
+        if pl:
+            out["polars"] = summarize(pl)
+            out["ratio_toolkit_vs_polars"] = out["toolkit"]["median_s"] / out["polars"]["median_s"]
+            out["figures"]["polars"] = _figures(pl[-1])
+        out["equal_work_identical"] = same["identical"]
+        out["equal_work_differences"] = same["differences"]
+        _unlink_db(eq_db)
+        shutil.rmtree(eq_pl, ignore_errors=True)
     return out, db
 
 
 def bench_analyze(
-    case: Path, db: Path, size: int, repeats: int, work: Path, memory_limit: str
+    case: Path, db: Path, size: int, repeats: int, work: Path, args: argparse.Namespace
 ) -> dict:
-    """Toolkit analyze vs the DuckDB SQL and Polars equal-work baselines, then the check."""
+    """Toolkit analyze vs the DuckDB SQL and (up to --polars-max) Polars equal-work
+    baselines, then the check."""
     requests = work / f"requests-{size}.parquet"
     export = run_step("export", db=str(db), parquet=str(requests))
     incident = str(case / "incident.toml")
     dd_db, pl_dir, out = work / f"eq-{size}.duckdb", work / f"pl-{size}", work / f"out-{size}"
-    tk, dd, pl = [], [], []
+    polars = size <= args.polars_max
+    tk: list[dict] = []
+    dd: list[dict] = []
+    pl: list[dict] = []
     for i in range(repeats):
         print(f"  analyze {size:,} repeat {i + 1}", flush=True)
         tk.append(run_step("toolkit_analyze", case=incident, db=str(db), out=str(out)))
@@ -238,54 +395,50 @@ def bench_analyze(
                 case=incident,
                 requests=str(requests),
                 db=str(dd_db),
-                memory_limit=memory_limit,
+                memory_limit=args.baseline_memory_limit,
             )
         )
-        pl.append(run_step("polars", case=incident, requests=str(requests), out_dir=str(pl_dir)))
-    same = run_step("compare", toolkit_db=str(db), duckdb_db=str(dd_db), polars_dir=str(pl_dir))
+        if polars:
+            pl.append(
+                run_step("polars", case=incident, requests=str(requests), out_dir=str(pl_dir))
+            )
+    same = run_step(
+        "compare",
+        toolkit_db=str(db),
+        duckdb_db=str(dd_db),
+        polars_dir=str(pl_dir) if polars else None,
+    )
+    runs = {"duckdb_sql": dd, **({"polars": pl} if polars else {})}
     an: dict[str, Any] = {
         "requests_parquet": {"rows": export["rows"], "bytes": requests.stat().st_size},
         "toolkit": summarize(tk),
-        "duckdb_sql": summarize(dd),
-        "polars": summarize(pl),
+        **{name: summarize(r) for name, r in runs.items()},
         "identical": same["identical"],
         "differences": same["differences"],
         "figures": {
-            "toolkit": {
-                k: v
-                for k, v in tk[-1].items()
-                if not k.endswith("_s") and k not in ("seconds", "peak_rss_mb", "load_1m")
-            },
-            "duckdb_sql": {
-                k: v
-                for k, v in dd[-1].items()
-                if not k.endswith("seconds") and k not in ("wall_s", "peak_rss_mb", "load_1m")
-            },
-            "polars": {
-                k: v
-                for k, v in pl[-1].items()
-                if not k.endswith("seconds") and k not in ("wall_s", "peak_rss_mb", "load_1m")
-            },
+            "toolkit": _figures(tk[-1]),
+            **{name: _figures(r[-1]) for name, r in runs.items()},
         },
         "phases_s": {
             name: {
-                "bands": statistics.median(r["bands_seconds"] for r in runs),
-                "owners": statistics.median(r["owners_seconds"] for r in runs),
+                "bands": statistics.median(x["bands_seconds"] for x in r),
+                "owners": statistics.median(x["owners_seconds"] for x in r),
             }
-            for name, runs in (("duckdb_sql", dd), ("polars", pl))
+            for name, r in runs.items()
         },
     }
-    an["ratio_toolkit_vs_duckdb_sql"] = an["toolkit"]["median_s"] / an["duckdb_sql"]["median_s"]
-    an["ratio_toolkit_vs_polars"] = an["toolkit"]["median_s"] / an["polars"]["median_s"]
-    for p in (dd_db, requests):
-        p.unlink(missing_ok=True)
+    for name in runs:
+        an[f"ratio_toolkit_vs_{name}"] = an["toolkit"]["median_s"] / an[name]["median_s"]
+    _unlink_db(dd_db)
+    requests.unlink(missing_ok=True)
     shutil.rmtree(pl_dir, ignore_errors=True)
     return an
 
 
 def check(row: dict, truth: dict) -> dict:
     """Exposure figures and band counts of every contender equal truth.json; the toolkit's
-    ingest totals equal it; the three analyses are the same sets (compare)."""
+    ingest totals equal it; the analyses are the same sets (compare); the equal-work ingests
+    loaded and set aside the same records as the toolkit (compare_ingest)."""
     an = row["analyze"]
     checks = {"analyses_identical": an["identical"]}
     for name, f in an["figures"].items():
@@ -297,6 +450,12 @@ def check(row: dict, truth: dict) -> dict:
         )
     for fmt, ing in row["ingest"].items():
         checks[f"{fmt}_ingest_equals_truth"] = ing["totals"] == ing["truth"]
+        if "equal_work_identical" in ing:
+            checks[f"{fmt}_equal_work_ingests_identical"] = ing["equal_work_identical"]
+            for name, f in ing["figures"].items():
+                checks[f"{fmt}_{name}_ingest_equals_truth"] = {
+                    k: f[k] for k in ("rows_read", "rows_loaded", "duplicates", "quarantined")
+                } == ing["truth"]
     checks["ok"] = all(checks.values())
     return checks
 
@@ -306,15 +465,15 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     repeats = args.repeats_by_size[size]
     row: dict[str, Any] = {"size": size, "repeats": repeats, "ingest": {}}
     pq_db = None
-    for fmt in args.formats:
+    formats = args.formats if size < LARGE else [f for f in args.formats if f == "parquet"]
+    for fmt in formats:
         case, truth = ensure_case(data, size, fmt, args.seed)
-        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work)
+        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work, args)
         row["ingest"][fmt]["truth"] = truth["ingest"]
         if fmt == "parquet":
             pq_db = db
         else:
-            for p in (db, Path(str(db) + ".wal")):
-                p.unlink(missing_ok=True)
+            _unlink_db(db)
     pq_case, truth = ensure_case(data, size, "parquet", args.seed)
     if pq_db is None:  # analyze needs the Parquet case ingested
         pq_db = work / f"parquet-{size}.duckdb"
@@ -325,9 +484,8 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
             mapping=str(pq_case / "gateway.mapping.toml"),
         )
     row["truth"] = {k: truth[k] for k in ("exposure_count", "affected_accounts", "bands")}
-    row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args.baseline_memory_limit)
-    for p in (pq_db, Path(str(pq_db) + ".wal")):
-        p.unlink(missing_ok=True)
+    row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args)
+    _unlink_db(pq_db)
     shutil.rmtree(work / f"out-{size}", ignore_errors=True)
     row["correctness"] = check(row, truth)
     loads = [
@@ -341,11 +499,84 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     return row
 
 
+def bench_end_to_end(size: int, fmt: str, args: argparse.Namespace, data: Path, work: Path) -> dict:
+    """`forensics run` on the sample case of (size, format): its stages' wall and CPU times."""
+    case, truth = ensure_case(data, size, fmt, args.seed)
+    print(f"end to end {fmt} {size:,}: forensics run", flush=True)
+    r = run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / "e2e-out"))
+    slowest = max((k for k in r["stages_s"] if k != "other"), key=lambda k: r["stages_s"][k])
+    return {
+        "size": size,
+        "format": fmt,
+        "seconds": r["seconds"],
+        "wall_s": r["wall_s"],
+        "cpu_s": r["cpu_s"],
+        "peak_rss_mb": r["peak_rss_mb"],
+        "load_1m": r["load_1m"],
+        "stages_s": r["stages_s"],
+        "stages_cpu_s": r["stages_cpu_s"],
+        "slowest_stage": slowest,
+        "exposure_equals_truth": r["exposure_count"] == truth["exposure_count"],
+    }
+
+
+def many_files_case(data: Path, files: int, seed: int) -> tuple[Path, Path, Path]:
+    """A JSONL sample case split into gzip files of FILE_RECORDS lines each (as hourly,
+    per-rank exports arrive): (folder of the files, the one-file log, its mapping)."""
+    requests = max(files * FILE_RECORDS, 5000)
+    case, _ = ensure_case(data, requests, "jsonl", seed)
+    folder = data / f"many-{files}x{FILE_RECORDS}-s{seed}"
+    done = folder / "DONE"
+    if not done.is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        with gzip.open(log_of(case), "rb") as fh:
+            lines = fh.read().splitlines(keepends=True)[: files * FILE_RECORDS]
+        for i in range(0, len(lines), FILE_RECORDS):
+            part = folder / f"gateway-{i // FILE_RECORDS:05d}.jsonl.gz"
+            part.write_bytes(gzip.compress(b"".join(lines[i : i + FILE_RECORDS]), mtime=0))
+        one = folder / "one" / "gateway.jsonl.gz"
+        one.parent.mkdir()
+        one.write_bytes(gzip.compress(b"".join(lines), mtime=0))
+        done.write_text("", encoding="utf-8")
+    return folder, folder / "one" / "gateway.jsonl.gz", case / "gateway.mapping.toml"
+
+
+def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
+    """One `forensics ingest` of `files` JSONL files of FILE_RECORDS records against the same
+    records in one file: files per second and the ratio of the two times."""
+    folder, one, mapping = many_files_case(data, files, args.seed)
+    parts = str(folder / "gateway-*.jsonl.gz")
+    print(f"many files: {files} x {FILE_RECORDS} records", flush=True)
+    db_many, db_one = work / "many.duckdb", work / "one.duckdb"
+    many = run_step("toolkit_ingest", log=parts, db=str(db_many), mapping=str(mapping))
+    single = run_step("toolkit_ingest", log=str(one), db=str(db_one), mapping=str(mapping))
+    _unlink_db(db_many)
+    _unlink_db(db_one)
+    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+    return {
+        "files": files,
+        "records_per_file": FILE_RECORDS,
+        "seconds": many["seconds"],
+        "cpu_s": many["cpu_s"],
+        "peak_rss_mb": many["peak_rss_mb"],
+        "files_per_s": files / many["seconds"],
+        "seconds_per_file": many["seconds"] / files,
+        "one_file_seconds": single["seconds"],
+        "ratio_many_vs_one_file": many["seconds"] / single["seconds"],
+        "load_1m": [many["load_1m"], single["load_1m"]],
+        "same_totals": {k: many[k] for k in keys} == {k: single[k] for k in keys},
+        "totals": {k: many[k] for k in keys},
+    }
+
+
 def scaling(rows: list[dict]) -> dict:
-    """Cost growth from the smallest to the largest size against n and n log n."""
+    """Cost growth from the smallest to the largest size against n and n log n, and between
+    each size and the next (time and CPU)."""
     if len(rows) < 2:
         return {}
-    a, b = min(rows, key=lambda r: r["size"]), max(rows, key=lambda r: r["size"])
+    rows = sorted(rows, key=lambda r: r["size"])
+    a, b = rows[0], rows[-1]
     n_ratio = b["size"] / a["size"]
     nlogn = n_ratio * math.log(b["size"]) / math.log(a["size"])
     out: dict[str, Any] = {
@@ -354,21 +585,39 @@ def scaling(rows: list[dict]) -> dict:
         "n_ratio": n_ratio,
         "nlogn_ratio": nlogn,
     }
-    steps = {f"{fmt}_ingest": ("ingest", fmt) for fmt in a["ingest"]}
-    for name, (part, fmt) in steps.items():
-        out[f"{name}_time_ratio"] = (
-            b[part][fmt]["toolkit"]["median_s"] / a[part][fmt]["toolkit"]["median_s"]
-        )
+    for fmt in a["ingest"]:
+        if fmt in b["ingest"]:
+            out[f"{fmt}_ingest_time_ratio"] = (
+                b["ingest"][fmt]["toolkit"]["median_s"] / a["ingest"][fmt]["toolkit"]["median_s"]
+            )
     out["analyze_time_ratio"] = (
         b["analyze"]["toolkit"]["median_s"] / a["analyze"]["toolkit"]["median_s"]
     )
     out["within_nlogn"] = all(v <= nlogn for k, v in out.items() if k.endswith("_time_ratio"))
+    steps = []
+    for x, y in itertools.pairwise(rows):
+        step: dict[str, Any] = {
+            "from": x["size"],
+            "to": y["size"],
+            "n_ratio": y["size"] / x["size"],
+        }
+        for what in ("median_s", "median_cpu_s"):
+            step[f"analyze_{what}_ratio"] = (
+                y["analyze"]["toolkit"][what] / x["analyze"]["toolkit"][what]
+            )
+            if "parquet" in x["ingest"] and "parquet" in y["ingest"]:
+                step[f"parquet_ingest_{what}_ratio"] = (
+                    y["ingest"]["parquet"]["toolkit"][what]
+                    / x["ingest"]["parquet"]["toolkit"][what]
+                )
+        steps.append(step)
+    out["steps"] = steps
     return out
 
 
-def targets(rows: list[dict], scale: dict) -> dict:
-    """Issue 14's targets (worst case over the sizes run), each with the figure behind it."""
-    biggest = max(rows, key=lambda r: r["size"])
+def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
+    """Issues 14's and 24's targets (worst case over the sizes run), each with the figure
+    behind it."""
     analyze = max(r["analyze"]["ratio_toolkit_vs_duckdb_sql"] for r in rows)
     out: dict[str, Any] = {
         "analyze_within_1.5x_of_duckdb_sql": {
@@ -379,34 +628,51 @@ def targets(rows: list[dict], scale: dict) -> dict:
             "met": analyze <= TARGETS["analyze_vs_duckdb_sql"],
         }
     }
-    if any("parquet" in r["ingest"] for r in rows):
-        ingest = max(
-            r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"]
-            for r in rows
-            if "parquet" in r["ingest"]
-        )
-        out["parquet_ingest_within_2x_of_bare_read"] = {
-            "worst_ratio": ingest,
-            "per_size": {
-                str(r["size"]): round(r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"], 2)
-                for r in rows
-                if "parquet" in r["ingest"]
-            },
-            "met": ingest <= TARGETS["parquet_ingest_vs_bare_read"],
+    for fmt, key, vs, target in (
+        ("parquet", "ratio_toolkit_vs_bare_read", "2x_of_bare_read", "parquet_ingest_vs_bare_read"),
+        (
+            "jsonl",
+            "ratio_toolkit_vs_duckdb_sql",
+            "1.25x_of_duckdb_sql_ingest",
+            "jsonl_ingest_vs_duckdb_sql_ingest",
+        ),
+    ):
+        per = {
+            str(r["size"]): r["ingest"][fmt][key] for r in rows if key in r["ingest"].get(fmt, {})
         }
-    rss = {
-        **{
-            f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in biggest["ingest"].items()
-        },
-        "analyze": biggest["analyze"]["toolkit"]["peak_rss_mb"],
-    }
-    out[f"peak_rss_under_2gb_at_{biggest['size']}"] = {
-        "peak_rss_mb": max(rss.values()),
-        "per_step_mb": {k: round(v) for k, v in rss.items()},
-        "met": max(rss.values()) < TARGETS["peak_rss_mb"],
-    }
+        if per:
+            out[f"{fmt}_ingest_within_{vs}"] = {
+                "worst_ratio": max(per.values()),
+                "per_size": {k: round(v, 2) for k, v in per.items()},
+                "met": max(per.values()) <= TARGETS[target],
+            }
+    for r in rows:
+        if r["size"] < RSS_FROM:
+            continue
+        rss = {
+            **{f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in r["ingest"].items()},
+            "analyze": r["analyze"]["toolkit"]["peak_rss_mb"],
+        }
+        out[f"peak_rss_under_2gb_at_{r['size']}"] = {
+            "peak_rss_mb": max(rss.values()),
+            "per_step_mb": {k: round(v) for k, v in rss.items()},
+            "met": max(rss.values()) < TARGETS["peak_rss_mb"],
+        }
+    by_size = {r["size"]: r for r in rows}
+    if 20_000_000 in by_size and 100_000_000 in by_size:
+        a, b = by_size[20_000_000]["analyze"]["toolkit"], by_size[100_000_000]["analyze"]["toolkit"]
+        out["analyze_growth_20m_to_100m_within_6x"] = {
+            "time_ratio": b["median_s"] / a["median_s"],
+            "cpu_ratio": b["median_cpu_s"] / a["median_cpu_s"],
+            "met": b["median_s"] / a["median_s"] <= TARGETS["analyze_growth_20m_to_100m"],
+        }
     if scale:
         out["growth_within_nlogn"] = {"met": scale["within_nlogn"]}
+    if many is not None:
+        out[f"many_files_within_2x_of_one_file_at_{many['files']}_files"] = {
+            "ratio": many["ratio_many_vs_one_file"],
+            "met": many["ratio_many_vs_one_file"] <= TARGETS["many_files_vs_one_file"],
+        }
     return out
 
 
@@ -453,52 +719,100 @@ def machine() -> dict:
 
 
 def table(doc: dict) -> str:
-    """The results as a plain-text table (also what the README quotes)."""
+    """The results as plain-text tables (also what the README and docs quote)."""
     m, st = doc["machine"], doc["settings"]
     lines = [
         f"machine: {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['cpu']}; DuckDB "
         f"{m['duckdb']}, Polars {m['polars']}; DuckDB memory limit {st['memory_limit']} "
-        "(toolkit default; the DuckDB SQL baseline gets the same); medians of "
+        "(toolkit default; the DuckDB SQL baselines get the same); medians of "
         + ", ".join(f"{n} run(s) at {int(s):,}" for s, n in st["repeats"].items())
         + f"; load average {m['load_average_at_start'][0]:.1f} at start, "
         f"{doc['load_average_at_end'][0]:.1f} at end",
         "",
-        "| requests | Parquet ingest s | bare read s | ratio | JSONL ingest s | bare read_json s "
-        "| ratio | analyze s | DuckDB SQL s | ratio | Polars s | ratio | peak RSS MB ingest "
-        "pq / jsonl / analyze | identical | load 1m |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
+        "ingest (s; CPU s in brackets): toolkit vs DuckDB's bare read and, for JSONL, the "
+        "equal-work ingests",
+        "",
+        "| requests | format | toolkit s | bare read s | ratio | DuckDB SQL equal work s | ratio "
+        "| Polars equal work s | ratio | peak RSS MB | load 1m |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
 
-    def ingest_cells(r: dict, fmt: str) -> list[str]:
-        i = r["ingest"].get(fmt)
-        if i is None:
-            return ["-", "-", "-"]
-        return [
-            f"{i['toolkit']['median_s']:.1f}",
-            f"{i['duckdb_bare_read']['median_s']:.1f}",
-            f"{i['ratio_toolkit_vs_bare_read']:.1f}x",
-        ]
+    def cell(part: dict, name: str, ratio: str) -> list[str]:
+        if name not in part:
+            return ["-", "-"]
+        return [f"{part[name]['median_s']:.1f}", f"{part[ratio]:.2f}x"]
 
     for r in doc["results"]:
+        for fmt, i in r["ingest"].items():
+            t = i["toolkit"]
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"{r['size']:,}",
+                        fmt,
+                        f"{t['median_s']:.1f} ({t['median_cpu_s']:.0f})",
+                        f"{i['duckdb_bare_read']['median_s']:.1f}",
+                        f"{i['ratio_toolkit_vs_bare_read']:.2f}x",
+                        *cell(i, "duckdb_sql", "ratio_toolkit_vs_duckdb_sql"),
+                        *cell(i, "polars", "ratio_toolkit_vs_polars"),
+                        f"{t['peak_rss_mb']:.0f}",
+                        f"{min(t['load_1m']):.1f}-{max(t['load_1m']):.1f}",
+                    ]
+                )
+                + " |"
+            )
+    lines += [
+        "",
+        "analyze (s; CPU s in brackets): toolkit vs the equal-work baselines",
+        "",
+        "| requests | analyze s | DuckDB SQL s | ratio | Polars s | ratio | peak RSS MB "
+        "| identical | load 1m |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in doc["results"]:
         a = r["analyze"]
-        rss = [
-            f"{r['ingest'][f]['toolkit']['peak_rss_mb']:.0f}" if f in r["ingest"] else "-"
-            for f in ("parquet", "jsonl")
+        t = a["toolkit"]
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{r['size']:,}",
+                    f"{t['median_s']:.2f} ({t['median_cpu_s']:.0f})",
+                    *cell(a, "duckdb_sql", "ratio_toolkit_vs_duckdb_sql"),
+                    *cell(a, "polars", "ratio_toolkit_vs_polars"),
+                    f"{t['peak_rss_mb']:.0f}",
+                    "yes" if r["correctness"]["ok"] else "NO",
+                    f"{r['load_1m']['min']:.1f}-{r['load_1m']['max']:.1f}",
+                ]
+            )
+            + " |"
+        )
+    stages = ["ingest", "analyze", "notify", "report", "chart export", "other"]
+    if doc.get("end_to_end"):
+        lines += [
+            "",
+            "forensics run, per stage (s)",
+            "",
+            "| requests | format | " + " | ".join(stages) + " | total | slowest | load 1m |",
+            "|---:|---|" + "---:|" * (len(stages) + 1) + "---|---|",
         ]
-        cells = [
-            f"{r['size']:,}",
-            *ingest_cells(r, "parquet"),
-            *ingest_cells(r, "jsonl"),
-            f"{a['toolkit']['median_s']:.2f}",
-            f"{a['duckdb_sql']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_duckdb_sql']:.2f}x",
-            f"{a['polars']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_polars']:.2f}x",
-            f"{rss[0]} / {rss[1]} / {a['toolkit']['peak_rss_mb']:.0f}",
-            "yes" if r["correctness"]["ok"] else "NO",
-            f"{r['load_1m']['min']:.1f}-{r['load_1m']['max']:.1f}",
+        for e in doc["end_to_end"]:
+            cells = [f"{e['stages_s'].get(k, 0):.1f}" for k in stages]
+            lines.append(
+                f"| {e['size']:,} | {e['format']} | "
+                + " | ".join(cells)
+                + f" | {e['seconds']:.1f} | {e['slowest_stage']} | {e['load_1m']:.1f} |"
+            )
+    if doc.get("many_files"):
+        f = doc["many_files"]
+        lines += [
+            "",
+            f"many files: {f['files']:,} JSONL files of {f['records_per_file']} records in one "
+            f"ingest: {f['seconds']:.1f} s ({f['files_per_s']:.1f} files/s, "
+            f"{f['seconds_per_file']:.3f} s a file); the same records in one file "
+            f"{f['one_file_seconds']:.1f} s: {f['ratio_many_vs_one_file']:.1f}x",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     for name, t in doc["targets"].items():
         detail = ", ".join(
@@ -519,15 +833,57 @@ def table(doc: dict) -> str:
             f"growth {e['from']:,} -> {e['to']:,}: {ratios} (n x{e['n_ratio']:.0f}, "
             f"n log n x{e['nlogn_ratio']:.1f})"
         )
+        for g in e["steps"]:
+            parts = ", ".join(
+                f"{_growth_label(k)} x{v:.1f}"
+                for k, v in g.items()
+                if k.endswith("_ratio") and k != "n_ratio"
+            )
+            lines.append(f"growth {g['from']:,} -> {g['to']:,} (n x{g['n_ratio']:.0f}): {parts}")
     return "\n".join(lines)
+
+
+def _growth_label(key: str) -> str:
+    """`analyze_median_cpu_s_ratio` -> `analyze CPU`, `analyze_median_s_ratio` -> `analyze`."""
+    name = key.removesuffix("_ratio")
+    return name.replace("_median_cpu_s", " CPU").replace("_median_s", "")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--sizes", default="1e6,5e6,2e7", help="requests per case, comma-separated")
+    ap.add_argument(
+        "--sizes",
+        default="1e6,5e6,2e7",
+        help="requests per case, comma-separated; 1e8 is opt-in (~3.6 GB of Parquet, "
+        "generated once under --data-dir)",
+    )
     ap.add_argument("--formats", default="parquet,jsonl", help="parquet and/or jsonl (ingest)")
     ap.add_argument(
         "--repeats", default="3", help="runs per step: one number, or one per size (3,3,1)"
+    )
+    ap.add_argument(
+        "--polars-max",
+        type=float,
+        default=2e7,
+        help="largest size the Polars analyze baseline runs at (it holds the case in memory)",
+    )
+    ap.add_argument(
+        "--polars-ingest-max",
+        type=float,
+        default=1e6,
+        help="largest size the Polars JSONL ingest runs at (~1.9 GB of RSS per 1M records)",
+    )
+    ap.add_argument(
+        "--e2e-size",
+        type=float,
+        default=5e6,
+        help="`forensics run` per format at this size, each stage timed (0: skip)",
+    )
+    ap.add_argument(
+        "--many-files",
+        type=int,
+        default=300,
+        help=f"JSONL files of {FILE_RECORDS} records ingested in one call (0: skip)",
     )
     ap.add_argument("--cli-repeats", type=int, default=5, help="runs of `forensics --help`")
     ap.add_argument("--seed", type=int, default=7)
@@ -543,6 +899,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     args.sizes = [int(float(s)) for s in str(args.sizes).split(",") if s]
     args.formats = [f.strip() for f in str(args.formats).split(",") if f.strip()]
+    args.polars_max = int(args.polars_max)
+    args.polars_ingest_max = int(args.polars_ingest_max)
+    args.e2e_size = int(args.e2e_size)
     reps = [int(r) for r in str(args.repeats).split(",") if r]
     if len(reps) == 1:
         reps = reps * len(args.sizes)
@@ -573,23 +932,41 @@ def main(argv: list[str] | None = None) -> int:
             "repeats": {str(k): v for k, v in args.repeats_by_size.items()},
             "seed": args.seed,
             "memory_limit": DEFAULT_MEMORY_LIMIT,
+            "polars_max": args.polars_max,
+            "polars_ingest_max": args.polars_ingest_max,
+            "large": LARGE,
+            "e2e_size": args.e2e_size,
+            "many_files": args.many_files,
             "targets": TARGETS,
         },
         "results": [],
+        "end_to_end": [],
+        "many_files": None,
     }
     t0 = time.perf_counter()
     doc["cli_startup"] = cli_startup(args.cli_repeats)
-    failed = None
+    failed: dict[str, Any] | None = None
     for size in args.sizes:
         print(f"size {size:,}", flush=True)
         row = bench_size(size, args, data, work)
         doc["results"].append(row)
         if not row["correctness"]["ok"]:
-            failed = row
+            failed = {"at": f"{size:,} requests", **row["correctness"]}
             break
+    if failed is None and args.e2e_size:
+        for fmt in args.formats:
+            e2e = bench_end_to_end(args.e2e_size, fmt, args, data, work)
+            doc["end_to_end"].append(e2e)
+            if not e2e["exposure_equals_truth"]:
+                failed = {"at": f"forensics run {fmt} {args.e2e_size:,}", **e2e}
+                break
+    if failed is None and args.many_files:
+        doc["many_files"] = bench_many_files(args.many_files, args, data, work)
+        if not doc["many_files"]["same_totals"]:
+            failed = {"at": "many files", **doc["many_files"]}
     doc["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["scaling"] = scaling(doc["results"]) if failed is None else {}
-    doc["targets"] = targets(doc["results"], doc["scaling"])
+    doc["targets"] = targets(doc["results"], doc["scaling"], doc["many_files"])
     doc["correct"] = failed is None
     doc["benchmark_seconds"] = time.perf_counter() - t0
     doc["table"] = table(doc)
@@ -601,10 +978,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.clean:
         shutil.rmtree(data, ignore_errors=True)
     if failed is not None:
+        differences = [
+            {k: v for k, v in r["analyze"]["differences"].items() if v}
+            for r in doc["results"]
+            if not r["correctness"]["ok"]
+        ]
         print(
-            f"BENCHMARK FAILED at {failed['size']:,} requests: the analyses or the figures "
-            f"differ: {json.dumps(failed['correctness'])}; differences (rows on one side only): "
-            f"{json.dumps(failed['analyze']['differences'])}",
+            f"BENCHMARK FAILED at {failed['at']}: the results or the figures differ: "
+            f"{json.dumps(failed, default=str)}; differences (rows on one side only): "
+            f"{json.dumps(differences)}",
             file=sys.stderr,
         )
         return 1
