@@ -1,4 +1,4 @@
-"""The responder's alternatives to the toolkit, measured by `benchmarks/run.py` (issue 14).
+"""The responder's alternatives to the toolkit, measured by `benchmarks/run.py` (issues 14, 24).
 
 Equal work: `duckdb_equal_work` (plain DuckDB SQL) and `polars_equal_work` (Polars) compute,
 from one Parquet file of requests and the case's incident.toml, what `forensics analyze`
@@ -13,12 +13,25 @@ Bare reads: `duckdb_bare_read` is DuckDB's own read_parquet / read_json into a t
 fresh database file (no mapping, typing, de-duplication or accounting): the floor for
 loading the same log.
 
+Equal-work JSONL ingest (issue 24): `duckdb_equal_work_ingest` (plain DuckDB SQL, plus
+hashlib for the sha256) and `polars_equal_work_ingest` do what `forensics ingest` does to the
+sample's JSONL(.gz) gateway log: every line read with its physical number (blank lines are no
+records), the mapped fields extracted with one parse and typed, every invalid record set aside
+with its reason, the first record of each request_id loaded, later identical ones counted as
+duplicates and different ones quarantined as conflicting, the input's sha256. They are written
+for the sample gateway's mapping (GATEWAY_FIELDS) and its values; `compare_ingest` checks they
+loaded the same rows and set aside the same records for the same reasons as the toolkit. Not
+done (the toolkit does it): the byte-level line checks (UTF-8, CR, line length, the delimiter)
+and reading what precedes the break of a truncated gzip stream, the finer time reasons (a
+bad offset, a zone name, out of range: here all "unparsable time"), `quarantine.raw`.
+
 Each returns a JSON-ready dict with `seconds` (the work only: interpreter start and imports
 excluded) and the figures the benchmark checks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import tomllib
@@ -124,6 +137,412 @@ def duckdb_bare_read(log: str, db: str, memory_limit: str | None = None) -> dict
     rows = con.execute("SELECT count(*) FROM raw").fetchall()[0][0]
     con.close()
     return {"seconds": seconds, "rows": int(rows)}
+
+
+# --- DuckDB: equal-work JSONL ingest, plain SQL ---------------------------------------------
+
+# The gateway log of `forensics sample` (and tests/fixtures/ingest): its mapping, written out
+# here as SQL by hand, the way a responder would (fields of the mapping -> JSON paths).
+GATEWAY_FIELDS = {
+    "request_id": "id",
+    "ts": "timestamp",
+    "account_id": "account.id",
+    "model": "model",
+    "prompt_tokens": "usage.prompt_tokens",
+    "completion_tokens": "usage.completion_tokens",
+    "status": "status",
+    "prefill_node": "route.prefill",
+    "decode_node": "route.decode",
+    "ts_end": {"sql": "timestamp::TIMESTAMPTZ + to_milliseconds(latency_ms)"},
+}
+GATEWAY_EXTRA = {"bootstrap_room": "route.bootstrap_room"}
+LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never in a JSON line: read_csv hands over each line whole
+REQUESTS_TABLE_COLUMNS = (*REQUEST_COLUMNS[:-1], "ts_end", "source", "source_row", "extra")
+
+# one json_extract_string per line for every path (one parse), as text
+_PATHS = [
+    "$.id",
+    "$.timestamp",
+    "$.account.id",
+    "$.model",
+    "$.usage.prompt_tokens",
+    "$.usage.completion_tokens",
+    "$.status",
+    "$.route.prefill",
+    "$.route.decode",
+    "$.latency_ms",
+]
+_ISO = (
+    "[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)?"
+    " ?(Z|UTC|GMT|[+-][0-9]{2}(:?[0-9]{2})?)?"
+)
+_TYPED = f"""
+CREATE TEMP TABLE typed AS
+WITH parsed AS (
+    SELECT
+        rowid + 1 AS line_no,
+        strlen(line) AS bytes,
+        CASE WHEN json_valid(line) AND starts_with(ltrim(line), '{{') THEN
+            json_extract_string(line, $paths) END AS v,
+        CASE WHEN json_valid(line) AND starts_with(ltrim(line), '{{') THEN
+            json_extract(line, '$.route.bootstrap_room') END AS room
+    FROM lines
+    WHERE trim(line) <> ''  -- a blank line is no record (its number still counts)
+),
+text AS (
+    SELECT line_no, bytes, v IS NULL AS invalid,
+        nullif(trim(v[1]), '') AS request_id, nullif(trim(v[2]), '') AS ts_text,
+        nullif(trim(v[3]), '') AS account_id, nullif(trim(v[4]), '') AS model,
+        nullif(trim(v[5]), '') AS prompt_text, nullif(trim(v[6]), '') AS completion_text,
+        nullif(trim(v[7]), '') AS status_text, nullif(trim(v[8]), '') AS prefill_node,
+        nullif(trim(v[9]), '') AS decode_node,
+        try(CAST(v[2] AS TIMESTAMPTZ) + to_milliseconds(CAST(v[10] AS BIGINT))) AS ts_end,
+        CASE WHEN v IS NOT NULL THEN json_object('bootstrap_room', room) END AS extra
+    FROM parsed
+),
+typed AS (
+    SELECT *,
+        CASE WHEN regexp_full_match(prompt_text, '[+-]?[0-9]+')
+            THEN TRY_CAST(prompt_text AS BIGINT) END AS prompt_tokens,
+        CASE WHEN regexp_full_match(completion_text, '[+-]?[0-9]+')
+            THEN TRY_CAST(completion_text AS BIGINT) END AS completion_tokens,
+        CASE WHEN regexp_full_match(status_text, '[+-]?[0-9]+')
+            THEN TRY_CAST(status_text AS INTEGER) END AS status_value,
+        CASE WHEN regexp_full_match(upper(ts_text), '{_ISO}')
+            THEN TRY_CAST(replace(upper(ts_text), ',', '.') AS TIMESTAMPTZ) END AS ts
+    FROM text
+)
+SELECT
+    line_no, request_id, ts, account_id, model, prompt_tokens, completion_tokens,
+    coalesce(status_value, 200) AS status, prefill_node, decode_node, ts_end, extra,
+    CASE
+        WHEN invalid THEN 'invalid JSON'
+        WHEN request_id IS NULL THEN 'missing required field request_id'
+        WHEN ts_text IS NULL THEN 'missing required field ts'
+        WHEN account_id IS NULL THEN 'missing required field account_id'
+        WHEN model IS NULL THEN 'missing required field model'
+        WHEN prompt_text IS NULL THEN 'missing required field prompt_tokens'
+        WHEN prompt_tokens IS NULL THEN _why(prompt_text, 'token count prompt_tokens')
+        WHEN prompt_tokens < 0 THEN 'negative token count prompt_tokens'
+        WHEN completion_text IS NOT NULL AND completion_tokens IS NULL
+            THEN _why(completion_text, 'token count completion_tokens')
+        WHEN completion_tokens < 0 THEN 'negative token count completion_tokens'
+        WHEN ts IS NULL THEN 'unparsable time ts'
+        WHEN status_text IS NOT NULL AND status_value IS NULL THEN _why(status_text, 'status')
+    END AS reason
+FROM typed
+"""
+_WHY = """
+CREATE TEMP MACRO _why(v, what) AS CASE
+    WHEN NOT regexp_full_match(v, '[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?')
+        THEN 'non-numeric ' || what
+    WHEN regexp_matches(v, '\\.[0-9]*[1-9]') THEN 'fractional ' || what
+    ELSE 'out-of-range ' || what
+END
+"""
+_SAME_CONTENT = " AND ".join(
+    f"t.{c} IS NOT DISTINCT FROM f.{c}"
+    for c in (*REQUEST_COLUMNS[1:], "extra")  # every loaded column but the id and provenance
+)
+
+
+def duckdb_equal_work_ingest(
+    log: str, db: str, mapping: str, memory_limit: str | None = None
+) -> dict[str, Any]:
+    """What `forensics ingest LOG --mapping gateway.mapping.toml` does to a JSONL(.gz) gateway
+    log, in plain DuckDB SQL (plus hashlib for the sha256): every line read with its physical
+    number, the mapped fields extracted (one parse per line) and typed, every invalid record
+    set aside with its reason, the first record of a request_id loaded, later ones counted as
+    duplicates when identical and quarantined as conflicting otherwise. Writes `requests`
+    (the toolkit's columns) and `quarantine` (source_row, reason) into a fresh `db`.
+
+    Written for the sample gateway's mapping (GATEWAY_FIELDS); refuses another one."""
+    import duckdb
+
+    doc = tomllib.loads(Path(mapping).read_text(encoding="utf-8"))
+    if doc.get("fields") != GATEWAY_FIELDS or doc.get("extra", {}) != GATEWAY_EXTRA:
+        raise ValueError(
+            f"{mapping}: not the sample gateway's mapping this baseline is written for"
+        )
+    for stale in (Path(db), Path(db + ".wal")):
+        stale.unlink(missing_ok=True)
+    config = {"memory_limit": memory_limit} if memory_limit else {}
+    t0 = time.perf_counter()
+    digest = hashlib.sha256()
+    with open(log, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    con = duckdb.connect(db, config=config)
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(_WHY)
+    # rowid of the staged lines is the line order (insertion order is preserved)
+    con.execute(
+        "CREATE TEMP TABLE lines AS SELECT line FROM read_csv($p, columns = {'line': 'VARCHAR'}, "
+        "delim = $delim, quote = '', escape = '', header = false, auto_detect = false, "
+        "strict_mode = false, max_line_size = 67109888, buffer_size = 134219776)",
+        {"p": log, "delim": LINE_DELIM},
+    )
+    con.execute(_TYPED, {"paths": _PATHS})
+    con.execute("DROP TABLE lines")
+    # request_ids on more than one valid record, with the line of the first
+    con.execute(
+        "CREATE TEMP TABLE repeated AS SELECT request_id, min(line_no) AS first_line "
+        "FROM typed WHERE reason IS NULL GROUP BY request_id HAVING count(*) > 1"
+    )
+    con.execute(
+        f"CREATE TABLE requests AS SELECT {', '.join(REQUEST_COLUMNS)}, $source AS source, "
+        "line_no AS source_row, CAST(extra AS JSON) AS extra FROM typed AS t "
+        "WHERE reason IS NULL AND NOT EXISTS (SELECT 1 FROM repeated AS d "
+        "WHERE d.request_id = t.request_id AND d.first_line <> t.line_no)",
+        {"source": log},
+    )
+    con.execute(
+        "CREATE TEMP TABLE repeats AS "
+        f"SELECT t.line_no, {_SAME_CONTENT} AS same FROM typed AS t "
+        "JOIN repeated AS d ON d.request_id = t.request_id AND d.first_line <> t.line_no "
+        "JOIN typed AS f ON f.line_no = d.first_line WHERE t.reason IS NULL"
+    )
+    con.execute(
+        "CREATE TABLE quarantine AS "
+        "SELECT line_no AS source_row, reason FROM typed WHERE reason IS NOT NULL "
+        "UNION ALL SELECT line_no, 'conflicting duplicate' FROM repeats WHERE NOT same"
+    )
+    read, loaded, duplicates, quarantined = con.execute(
+        "SELECT (SELECT count(*) FROM typed), (SELECT count(*) FROM requests), "
+        "(SELECT count(*) FROM repeats WHERE same), (SELECT count(*) FROM quarantine)"
+    ).fetchall()[0]
+    con.execute("CHECKPOINT")
+    seconds = time.perf_counter() - t0
+    reasons = dict(con.execute("SELECT reason, count(*) FROM quarantine GROUP BY ALL").fetchall())
+    con.close()
+    return {
+        "seconds": seconds,
+        "sha256": digest.hexdigest(),
+        "rows_read": int(read),
+        "rows_loaded": int(loaded),
+        "duplicates": int(duplicates),
+        "quarantined": int(quarantined),
+        "reasons": {k: int(v) for k, v in sorted(reasons.items())},
+    }
+
+
+# --- Polars: equal-work JSONL ingest ----------------------------------------------------------
+
+_POLARS_RECORD = {  # the sample gateway's record, every leaf as text (numbers too)
+    "id": "String",
+    "timestamp": "String",
+    "account": {"id": "String"},
+    "model": "String",
+    "usage": {"prompt_tokens": "String", "completion_tokens": "String"},
+    "status": "String",
+    "latency_ms": "String",
+    "route": {"prefill": "String", "decode": "String", "bootstrap_room": "String"},
+}
+
+
+def _polars_dtype(spec: dict[str, Any]) -> Any:
+    import polars as pl
+
+    return pl.Struct(
+        {k: _polars_dtype(v) if isinstance(v, dict) else pl.String for k, v in spec.items()}
+    )
+
+
+def _polars_time(text: Any) -> Any:
+    """ISO 8601 text (offset, Z or none = UTC) -> Datetime(us, UTC), null when not one."""
+    import polars as pl
+
+    u = text.str.to_uppercase().str.replace(",", ".", literal=True).str.replace(r"Z$", "+00:00")
+    u = u.str.replace(" ", "T", literal=True, n=1)
+    zoned = u.str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False
+    )
+    naive = u.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False)
+    return pl.coalesce(zoned, naive.dt.replace_time_zone("UTC"))
+
+
+_BATCH = 8192
+
+
+def _decode(lines: Any, maybe: Any, dtype: Any) -> Any:
+    """`lines` decoded as records of `dtype` (null where `maybe` is false, or where the line
+    is not a JSON object); a batch that fails is halved until the failing line is alone."""
+    import polars as pl
+
+    if not maybe.any():
+        return pl.Series("rec", [None] * len(lines), dtype=dtype)
+    try:
+        return pl.select(
+            pl.when(pl.lit(maybe)).then(pl.lit(lines)).str.json_decode(dtype).alias("rec")
+        ).to_series()
+    except pl.exceptions.ComputeError:
+        if len(lines) == 1:
+            return pl.Series("rec", [None], dtype=dtype)
+        mid = len(lines) // 2
+        return pl.concat(
+            [_decode(lines[:mid], maybe[:mid], dtype), _decode(lines[mid:], maybe[mid:], dtype)]
+        )
+
+
+def polars_equal_work_ingest(log: str, out_dir: str, mapping: str) -> dict[str, Any]:
+    """`duckdb_equal_work_ingest` in Polars: lines with physical numbers, one validity parse
+    and one typed decode per line, the same checks and reasons, the first record of a
+    request_id kept and later ones compared; writes `requests.parquet` (the toolkit's
+    columns) and `quarantine.parquet` (source_row, reason) into `out_dir`."""
+    import polars as pl
+
+    doc = tomllib.loads(Path(mapping).read_text(encoding="utf-8"))
+    if doc.get("fields") != GATEWAY_FIELDS or doc.get("extra", {}) != GATEWAY_EXTRA:
+        raise ValueError(
+            f"{mapping}: not the sample gateway's mapping this baseline is written for"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    digest = hashlib.sha256()
+    with open(log, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    # one column of whole lines (the separator never occurs in JSON text); a blank line is
+    # read as null or spaces and keeps its number
+    lines = pl.read_csv(
+        log, has_header=False, separator="\x1f", quote_char=None, schema={"line": pl.String}
+    )
+    line = pl.col("line")
+    records = lines.with_row_index("line_no", offset=1).filter(line.str.strip_chars() != "")
+    # Polars has no lenient JSON parser: a line that cannot be an object is null at once;
+    # the others are decoded in batches, and a batch that fails is halved until its
+    # invalid lines stand alone (one parse a line when, as in exports, few are invalid)
+    stripped = records["line"].str.strip_chars()
+    maybe = stripped.str.starts_with("{") & stripped.str.ends_with("}")
+    dtype = _polars_dtype(_POLARS_RECORD)
+    decoded = pl.concat(
+        [
+            _decode(records["line"][i : i + _BATCH], maybe[i : i + _BATCH], dtype)
+            for i in range(0, records.height, _BATCH)
+        ]
+        or [pl.Series("rec", [], dtype=dtype)]
+    )
+    records = records.with_columns(decoded.alias("rec"))
+    rec = pl.col("rec")
+    valid = rec.is_not_null()
+
+    def text(*path: str) -> Any:
+        e = rec
+        for part in path:
+            e = e.struct.field(part)
+        e = e.str.strip_chars()
+        return pl.when(e != "").then(e)
+
+    def integer(e: Any) -> Any:
+        return pl.when(e.str.contains(r"^[+-]?[0-9]+$")).then(e.cast(pl.Int64, strict=False))
+
+    def why(e: Any, what: str) -> Any:
+        return (
+            pl.when(~e.str.contains(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"))
+            .then(pl.lit("non-numeric " + what))
+            .when(e.str.contains(r"\.[0-9]*[1-9]"))
+            .then(pl.lit("fractional " + what))
+            .otherwise(pl.lit("out-of-range " + what))
+        )
+
+    raw = records.select(
+        "line_no",
+        valid.alias("valid"),
+        text("id").alias("request_id"),
+        text("timestamp").alias("ts_text"),
+        text("account", "id").alias("account_id"),
+        text("model").alias("model"),
+        text("usage", "prompt_tokens").alias("prompt_text"),
+        text("usage", "completion_tokens").alias("completion_text"),
+        text("status").alias("status_text"),
+        text("route", "prefill").alias("prefill_node"),
+        text("route", "decode").alias("decode_node"),
+        rec.struct.field("timestamp").alias("ts_raw"),
+        rec.struct.field("latency_ms").alias("latency"),
+        rec.struct.field("route").struct.field("bootstrap_room").alias("room"),
+    )
+    typed = raw.with_columns(
+        integer(pl.col("prompt_text")).alias("prompt_tokens"),
+        integer(pl.col("completion_text")).alias("completion_tokens"),
+        integer(pl.col("status_text")).alias("status_value"),
+        _polars_time(pl.col("ts_text")).alias("ts"),
+        (
+            _polars_time(pl.col("ts_raw"))
+            + pl.duration(milliseconds=pl.col("latency").cast(pl.Int64, strict=False))
+        ).alias("ts_end"),
+        pl.when(pl.col("valid"))
+        .then(
+            pl.concat_str(
+                pl.lit('{"bootstrap_room":'), pl.col("room").fill_null("null"), pl.lit("}")
+            )
+        )
+        .alias("extra"),
+    ).with_columns(
+        pl.when(~pl.col("valid"))
+        .then(pl.lit("invalid JSON"))
+        .when(pl.col("request_id").is_null())
+        .then(pl.lit("missing required field request_id"))
+        .when(pl.col("ts_text").is_null())
+        .then(pl.lit("missing required field ts"))
+        .when(pl.col("account_id").is_null())
+        .then(pl.lit("missing required field account_id"))
+        .when(pl.col("model").is_null())
+        .then(pl.lit("missing required field model"))
+        .when(pl.col("prompt_text").is_null())
+        .then(pl.lit("missing required field prompt_tokens"))
+        .when(pl.col("prompt_tokens").is_null())
+        .then(why(pl.col("prompt_text"), "token count prompt_tokens"))
+        .when(pl.col("prompt_tokens") < 0)
+        .then(pl.lit("negative token count prompt_tokens"))
+        .when(pl.col("completion_text").is_not_null() & pl.col("completion_tokens").is_null())
+        .then(why(pl.col("completion_text"), "token count completion_tokens"))
+        .when(pl.col("completion_tokens") < 0)
+        .then(pl.lit("negative token count completion_tokens"))
+        .when(pl.col("ts").is_null())
+        .then(pl.lit("unparsable time ts"))
+        .when(pl.col("status_text").is_not_null() & pl.col("status_value").is_null())
+        .then(why(pl.col("status_text"), "status"))
+        .alias("reason"),
+        pl.col("status_value").fill_null(200).cast(pl.Int32).alias("status"),
+    )
+    ok = typed.filter(pl.col("reason").is_null())
+    first = pl.col("request_id").is_first_distinct()  # rows are in line order
+    content = [*REQUEST_COLUMNS[1:], "extra"]
+    loaded = ok.filter(first)
+    repeats = ok.filter(~first).join(
+        loaded.select("request_id", *[pl.col(c).alias(f"first_{c}") for c in content]),
+        on="request_id",
+    )
+    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(f"first_{c}")) for c in content)
+    repeats = repeats.select("line_no", same.alias("same"))
+    loaded.select(
+        *REQUEST_COLUMNS[:-1],
+        "ts_end",
+        pl.lit(log).alias("source"),
+        pl.col("line_no").cast(pl.Int64).alias("source_row"),
+        "extra",
+    ).write_parquet(out / "requests.parquet")
+    quarantine = pl.concat(
+        [
+            typed.filter(pl.col("reason").is_not_null()).select("line_no", "reason"),
+            repeats.filter(~pl.col("same")).select(
+                "line_no", pl.lit("conflicting duplicate").alias("reason")
+            ),
+        ]
+    ).rename({"line_no": "source_row"})
+    quarantine.write_parquet(out / "quarantine.parquet")
+    seconds = time.perf_counter() - t0
+    reasons = quarantine.group_by("reason").len()
+    return {
+        "seconds": seconds,
+        "sha256": digest.hexdigest(),
+        "rows_read": typed.height,
+        "rows_loaded": loaded.height,
+        "duplicates": int(repeats["same"].sum()),
+        "quarantined": quarantine.height,
+        "reasons": {r: int(n) for r, n in sorted(reasons.iter_rows())},
+    }
 
 
 # --- DuckDB: equal work, plain SQL -----------------------------------------------------------
@@ -555,3 +974,38 @@ def compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict[str, Any]:
         f["band_rows_distinct"] and f["owner_pairs_distinct"] for f in figures.values()
     )
     return {"identical": same, "differences": checks, "figures": figures}
+
+
+def compare_ingest(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict[str, Any]:
+    """Whether the equal-work ingests loaded the same `requests` rows (every column) as the
+    toolkit and set aside the same records for the same reasons: rows on one side only,
+    per contender, and whether the (source_row, reason) of the quarantine agree."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"ATTACH '{toolkit_db}' AS tk (READ_ONLY)")
+    con.execute(f"ATTACH '{duckdb_db}' AS dd (READ_ONLY)")
+    cols = ", ".join(REQUESTS_TABLE_COLUMNS[:-1]) + ", CAST(extra AS VARCHAR) AS extra"
+    sources = {"duckdb_sql": ("dd.requests", "dd.quarantine")}
+    if polars_dir is not None:
+        pq = Path(polars_dir)
+        sources["polars"] = (
+            f"read_parquet('{pq / 'requests.parquet'}')",
+            f"read_parquet('{pq / 'quarantine.parquet'}')",
+        )
+    tk_requests = f"SELECT {cols} FROM tk.requests"
+    tk_quarantine = "SELECT row AS source_row, reason FROM tk.quarantine"
+    differences: dict[str, int] = {}
+    for name, (requests, quarantine) in sources.items():
+        other = f"SELECT {cols} FROM {requests}"
+        other_q = f"SELECT source_row, reason FROM {quarantine}"
+        for what, a, b in (
+            ("requests", tk_requests, other),
+            ("quarantine", tk_quarantine, other_q),
+        ):
+            for side, x, y in (("toolkit", a, b), (name, b, a)):
+                n = con.execute(f"SELECT count(*) FROM ({x} EXCEPT ALL {y})").fetchall()[0][0]
+                differences[f"{name}_{what}_only_{side}"] = int(n)
+    con.close()
+    return {"identical": all(v == 0 for v in differences.values()), "differences": differences}

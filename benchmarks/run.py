@@ -1,37 +1,61 @@
-"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9 and 14), and the
-report stage (issue 25).
+"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9, 14 and 24), and
+the report stage (issue 25).
 
     .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7 --formats parquet,jsonl \\
         --repeats 3,3,1 --out benchmarks/results/latest.json
+    # opt in to 100M requests (3.6 GB of Parquet generated under --data-dir, ~10 min)
+    .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7,1e8 --repeats 3,3,1,1 ...
 
 For each size it writes a synthetic case per format with `forensics sample` (kept under
 --data-dir and reused when present), then, --repeats times and interleaved:
 - ingest, per format: `forensics.ingest.ingest` vs DuckDB's bare read of the same log
-  (read_parquet / read_json into a table of a fresh database file);
+  (read_parquet / read_json into a table of a fresh database file) and, for JSONL, vs the
+  equal-work ingests of baselines.py (plain DuckDB SQL, and Polars): the same lines read
+  with their numbers, fields typed, invalid records set aside with their reasons,
+  duplicates dropped and conflicts flagged, the input's sha256;
 - analyze, on the Parquet case: `forensics.pipeline.analyze` (what `forensics analyze` runs)
   vs the equal-work baselines of baselines.py, plain DuckDB SQL and Polars, which compute the
   bands, the exposure and the pool-walkback data owners from the case database's `requests`
-  exported once to Parquet (the same typed records analyze reads).
+  exported once to Parquet (the same typed records analyze reads);
 - report, on the analysed Parquet case: `forensics.pipeline.report` (what `forensics report`
   runs, in a fresh process, so building the Vega bundle is included), with the sizes of
   report.html, timeline.svg and timeline.png;
 - run, at the sizes in --run-sizes: `forensics.pipeline.run` on the Parquet case (what
-  `forensics run` runs), with the time of each of its stages (ingest, analyze, notify, report:
-  the pipeline's functions wrapped with a timer in the child), to give the report's share.
+  `forensics run` runs), stage by stage, to give the report's share of it.
 After the repeats, the (request_id, band) rows, the exposed request_ids and the (exposed,
-owner) pairs of the toolkit and both baselines must be the same sets, and the exposure
-figures equal truth.json, those of report.html too; otherwise the run stops with exit
-status 1 and says what differs. CLI start-up (`forensics --help`, wall time) is measured on
-its own.
+owner) pairs of the toolkit and both baselines must be the same sets, the equal-work ingests
+must have loaded the same rows and set aside the same records for the same reasons as the
+toolkit, and the figures equal truth.json, those report.html shows and the exposure count
+`run` finds too; otherwise the run stops with exit status 1 and says what differs.
+--no-baselines times the toolkit alone (no bare reads, no equal-work ingests or analyses;
+its figures checked against truth.json), for sizes where the baselines would not fit.
+Sizes of LARGE requests or more run the Parquet case only; the Polars baselines run up to
+--polars-max (analyze) and --polars-ingest-max (JSONL ingest), as Polars holds a whole case
+in memory.
+Then, once: `forensics run` at --e2e-size per format (the Parquet run of --run-sizes is
+reused when that size was timed there); --many-files JSONL files of 100 records ingested in
+one call against the same records in one file (files per second); CLI start-up
+(`forensics --help`, wall time).
 
-Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4); its
-time is the work inside the child (interpreter start and imports excluded). Medians over
-repeats; the 1-minute load average before each step is recorded (the machine is shared).
+The stages of `forensics run` are timed in one way, through the library's Progress reports
+(StepTimes, nothing in the library patched): each step's wall and CPU seconds, summed into
+its stage by the part of its name before ":" (ingest, analyze, notify, report), except
+"report: chart export ..." which is the stage "chart export" and "export the requests as
+Parquet" (Spark only) which is "parquet export"; a step matching none is "other", and so is
+the time of `pipeline.run` outside any step (steps do not nest). The report's share of run
+is (report + chart export) / the seconds of `pipeline.run`, the median over repeats.
+
+Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4), its
+CPU time the child's user + system time; its time is the work inside the child (interpreter
+start and imports excluded). Medians over repeats; the 1-minute load average before each
+step is recorded (the machine is shared).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import itertools
 import json
 import math
 import os
@@ -54,14 +78,23 @@ TARGETS = {
     "analyze_vs_duckdb_sql": 1.5,
     "parquet_ingest_vs_bare_read": 2.0,
     "peak_rss_mb": 2048,
+    "jsonl_ingest_vs_duckdb_sql_ingest": 1.25,
+    "analyze_growth_20m_to_100m": 6.0,
+    "many_files_vs_one_file": 2.0,
     # issue 25, at the largest size: the report stage (`forensics report`)
     "report_seconds": 30,
     "report_html_mb": 5,
     "timeline_svg_mb": 2,
-    # ... and its share of `forensics run` wherever run is measured
+    # ... and its share of `forensics run` wherever run is measured (--run-sizes)
     "report_share_of_run": 0.25,
 }
 MB = 1024**2
+LARGE = 50_000_000  # from this size on: the Parquet case only
+# peak RSS is held under TARGETS["peak_rss_mb"] from this size on (and at the largest size run)
+RSS_FROM = 20_000_000
+# the stages of `forensics run`, in the order it runs them (see stage_of)
+STAGES = ("ingest", "analyze", "notify", "report", "chart export", "parquet export", "other")
+FILE_RECORDS = 100  # records per file of the many-files case
 
 
 # --- steps (run in a child process: `run.py --step NAME --params JSON`) ---------------------
@@ -119,34 +152,68 @@ def shown_figures(html: str) -> dict:
     }
 
 
+class StepTimes:
+    """A `forensics.progress.Progress` that records each step's wall and CPU seconds (summed
+    over steps of the same name, e.g. one "ingest: load" per [[source]]): how the benchmark
+    sees the stages of `forensics run` without timing code in the library."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._current: tuple[str, float, float] | None = None
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        self._current = (step, time.perf_counter(), time.process_time())
+
+    def advance(self, amount: float = 1) -> None:
+        pass
+
+    def done(self) -> None:
+        if self._current is not None:
+            name, t0, c0 = self._current
+            self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - t0
+            self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - c0
+        self._current = None
+
+
+def stage_of(step: str) -> str:
+    """The stage of `forensics run` a library step belongs to: the part of its name before
+    ":" ("analyze: bands" is analyze), except the chart export and Spark's Parquet export,
+    stages of their own; "other" for a step none of these names."""
+    if step.startswith("report: chart export"):
+        return "chart export"
+    if step == "export the requests as Parquet":
+        return "parquet export"
+    head, colon, _ = step.partition(":")
+    return head if colon and head in ("ingest", "analyze", "notify", "report") else "other"
+
+
+def by_stage(steps: dict[str, float], total: float) -> dict[str, float]:
+    """Steps' seconds summed into their stages; "other" also holds `total` outside any step
+    (steps do not nest)."""
+    stages: dict[str, float] = {}
+    for name, seconds in steps.items():
+        stage = stage_of(name)
+        stages[stage] = stages.get(stage, 0.0) + seconds
+    stages["other"] = stages.get("other", 0.0) + total - sum(steps.values())
+    return {k: round(stages[k], 3) for k in STAGES if k in stages}
+
+
 def step_toolkit_run(case: str, out: str) -> dict:
-    """`pipeline.run`, with the time of each stage: its functions wrapped with a timer."""
+    """`forensics run` (what `pipeline.run` does) with its stages timed through Progress."""
     from forensics import pipeline
 
-    stages: dict[str, float] = {}
-
-    def timed(name: str, fn: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                stages[name] = stages.get(name, 0.0) + time.perf_counter() - t0
-
-        return wrapper
-
-    pipeline.ingest_sources = timed("ingest", pipeline.ingest_sources)
-    pipeline.analyze_engine = timed("analyze", pipeline.analyze_engine)
-    pipeline.notify_lists.write_lists = timed("notify", pipeline.notify_lists.write_lists)
-    pipeline.report_page.render_report = timed("report", pipeline.report_page.render_report)
     shutil.rmtree(out, ignore_errors=True)
-    t0 = time.perf_counter()
-    result = pipeline.run(case, out)
-    seconds = time.perf_counter() - t0
+    times = StepTimes()
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = pipeline.run(case, out, progress=times)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     shutil.rmtree(out, ignore_errors=True)
     return {
         "seconds": seconds,
-        "stages_s": stages,
+        "steps_s": {k: round(v, 3) for k, v in times.wall.items()},
+        "stages_s": by_stage(times.wall, seconds),
+        "stages_cpu_s": by_stage(times.cpu, cpu),
         "exposure_count": result.summary["exposure_count"],
     }
 
@@ -177,7 +244,27 @@ def step_polars(case: str, requests: str, out_dir: str) -> dict:
     return baselines.polars_equal_work(case, requests, out_dir)
 
 
-def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict:
+def step_duckdb_ingest(log: str, db: str, mapping: str, memory_limit: str) -> dict:
+    import baselines
+
+    return baselines.duckdb_equal_work_ingest(log, db, mapping, memory_limit)
+
+
+def step_polars_ingest(log: str, out_dir: str, mapping: str) -> dict:
+    import baselines
+
+    return baselines.polars_equal_work_ingest(log, out_dir, mapping)
+
+
+def step_compare_ingest(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict:
+    import baselines
+
+    t0 = time.perf_counter()
+    result = baselines.compare_ingest(toolkit_db, duckdb_db, polars_dir)
+    return {"seconds": time.perf_counter() - t0, **result}
+
+
+def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict:
     import baselines
 
     t0 = time.perf_counter()
@@ -195,11 +282,15 @@ STEPS = {
     "duckdb_sql": step_duckdb_sql,
     "polars": step_polars,
     "compare": step_compare,
+    "duckdb_ingest": step_duckdb_ingest,
+    "polars_ingest": step_polars_ingest,
+    "compare_ingest": step_compare_ingest,
 }
 
 
 def run_step(name: str, **params: Any) -> dict:
-    """Run one step in a child process: its JSON result plus wall_s, peak_rss_mb, load_1m."""
+    """Run one step in a child process: its JSON result plus wall_s, cpu_s (the child's user +
+    system time, imports included), peak_rss_mb and load_1m."""
     argv = [PY, str(Path(__file__).resolve()), "--step", name, "--params", json.dumps(params)]
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
@@ -215,10 +306,10 @@ def run_step(name: str, **params: Any) -> dict:
         raise RuntimeError(f"step {name} failed ({code}):\n{err[-3000:]}")
     result = json.loads(out.strip().splitlines()[-1])
     result["wall_s"] = wall
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: kilobytes
     # CPU time of the whole child (all its threads, imports included): unlike the times, it
     # hardly moves with the machine's load
     result["cpu_s"] = usage.ru_utime + usage.ru_stime
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: kilobytes
     result["load_1m"] = load
     return result
 
@@ -255,8 +346,8 @@ def ensure_case(data: Path, size: int, fmt: str, seed: int) -> tuple[Path, dict]
 
 
 def summarize(runs: list[dict]) -> dict:
-    """Median work time, median wall time, median CPU time of the child, the largest peak
-    RSS and load over repeats."""
+    """Median work time, median wall and CPU time, the largest peak RSS and load over
+    repeats."""
     return {
         "median_s": statistics.median(r["seconds"] for r in runs),
         "median_wall_s": statistics.median(r["wall_s"] for r in runs),
@@ -273,22 +364,55 @@ def log_of(case: Path) -> Path:
     )
 
 
+def _figures(run: dict, drop: tuple[str, ...] = ()) -> dict:
+    """A step's result without its timings."""
+    skip = {"seconds", "wall_s", "cpu_s", "peak_rss_mb", "load_1m", *drop}
+    return {k: v for k, v in run.items() if k not in skip and not k.endswith("seconds")}
+
+
+def _unlink_db(db: Path) -> None:
+    for p in (db, Path(str(db) + ".wal")):
+        p.unlink(missing_ok=True)
+
+
 def bench_ingest(
-    case: Path, fmt: str, size: int, repeats: int, work: Path, baselines: bool = True
+    case: Path, fmt: str, size: int, repeats: int, work: Path, args: argparse.Namespace
 ) -> tuple[dict, Path]:
-    """Toolkit ingest vs DuckDB's bare read of one log (without `baselines`, the toolkit
-    alone); returns the figures and the case db."""
+    """Toolkit ingest vs DuckDB's bare read of one log and, for JSONL, vs the equal-work
+    ingests (DuckDB SQL; Polars up to --polars-ingest-max); with --no-baselines the toolkit
+    alone. Returns the figures and the case db."""
     log = log_of(case)
+    mapping = str(case / "gateway.mapping.toml")
     db, raw_db = work / f"{fmt}-{size}.duckdb", work / f"{fmt}-{size}-raw.duckdb"
-    tk, raw = [], []
+    eq_db, eq_pl = work / f"{fmt}-{size}-eq.duckdb", work / f"{fmt}-{size}-eq-pl"
+    equal_work = args.baselines and fmt == "jsonl"
+    polars = equal_work and size <= args.polars_ingest_max
+    tk: list[dict] = []
+    raw: list[dict] = []
+    dd: list[dict] = []
+    pl: list[dict] = []
     for i in range(repeats):
         print(f"  {fmt} {size:,} repeat {i + 1}: ingest", flush=True)
-        mapping = str(case / "gateway.mapping.toml")
         tk.append(run_step("toolkit_ingest", log=str(log), db=str(db), mapping=mapping))
-        if baselines:
+        if args.baselines:
             raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
-    raw_db.unlink(missing_ok=True)
-    out = {
+        if equal_work:
+            memory_limit = args.baseline_memory_limit
+            dd.append(
+                run_step(
+                    "duckdb_ingest",
+                    log=str(log),
+                    db=str(eq_db),
+                    mapping=mapping,
+                    memory_limit=memory_limit,
+                )
+            )
+            if polars:
+                pl.append(
+                    run_step("polars_ingest", log=str(log), out_dir=str(eq_pl), mapping=mapping)
+                )
+    _unlink_db(raw_db)
+    out: dict[str, Any] = {
         "file_bytes": log.stat().st_size,
         "toolkit": summarize(tk),
         "totals": {
@@ -298,43 +422,60 @@ def bench_ingest(
         },
     }
     out["toolkit"]["rows_per_s"] = out["totals"]["rows_read"] / out["toolkit"]["median_s"]
-    if not baselines:
+    if not raw:  # --no-baselines
         return out, db
     out["duckdb_bare_read"] = {**summarize(raw), "rows": raw[-1]["rows"]}
     out["ratio_toolkit_vs_bare_read"] = (
         out["toolkit"]["median_s"] / out["duckdb_bare_read"]["median_s"]
     )
+    if dd:
+        same = run_step(
+            "compare_ingest",
+            toolkit_db=str(db),
+            duckdb_db=str(eq_db),
+            polars_dir=str(eq_pl) if pl else None,
+        )
+        out["duckdb_sql"] = summarize(dd)
+        out["ratio_toolkit_vs_duckdb_sql"] = (
+            out["toolkit"]["median_s"] / out["duckdb_sql"]["median_s"]
+        )
+        out["figures"] = {"duckdb_sql": _figures(dd[-1])}
+        if pl:
+            out["polars"] = summarize(pl)
+            out["ratio_toolkit_vs_polars"] = out["toolkit"]["median_s"] / out["polars"]["median_s"]
+            out["figures"]["polars"] = _figures(pl[-1])
+        out["equal_work_identical"] = same["identical"]
+        out["equal_work_differences"] = same["differences"]
+        _unlink_db(eq_db)
+        shutil.rmtree(eq_pl, ignore_errors=True)
     return out, db
 
 
 def bench_analyze(
-    case: Path,
-    db: Path,
-    size: int,
-    repeats: int,
-    work: Path,
-    memory_limit: str,
-    baselines: bool = True,
+    case: Path, db: Path, size: int, repeats: int, work: Path, args: argparse.Namespace
 ) -> dict:
-    """Toolkit analyze vs the DuckDB SQL and Polars equal-work baselines, then the check
-    (without `baselines`, the toolkit alone: its figures are checked against truth.json)."""
-    if not baselines:
+    """Toolkit analyze vs the DuckDB SQL and (up to --polars-max) Polars equal-work
+    baselines, then the check (with --no-baselines the toolkit alone: its figures are
+    checked against truth.json)."""
+    if not args.baselines:
         incident, out = str(case / "incident.toml"), work / f"out-{size}"
         tk = []
         for i in range(repeats):
             print(f"  analyze {size:,} repeat {i + 1}", flush=True)
             tk.append(run_step("toolkit_analyze", case=incident, db=str(db), out=str(out)))
-        figures = {
-            k: v
-            for k, v in tk[-1].items()
-            if not k.endswith("_s") and k not in ("seconds", "peak_rss_mb", "load_1m")
+        return {
+            "toolkit": summarize(tk),
+            "identical": None,
+            "figures": {"toolkit": _figures(tk[-1])},
         }
-        return {"toolkit": summarize(tk), "identical": None, "figures": {"toolkit": figures}}
     requests = work / f"requests-{size}.parquet"
     export = run_step("export", db=str(db), parquet=str(requests))
     incident = str(case / "incident.toml")
     dd_db, pl_dir, out = work / f"eq-{size}.duckdb", work / f"pl-{size}", work / f"out-{size}"
-    tk, dd, pl = [], [], []
+    polars = size <= args.polars_max
+    tk: list[dict] = []
+    dd: list[dict] = []
+    pl: list[dict] = []
     for i in range(repeats):
         print(f"  analyze {size:,} repeat {i + 1}", flush=True)
         tk.append(run_step("toolkit_analyze", case=incident, db=str(db), out=str(out)))
@@ -344,47 +485,42 @@ def bench_analyze(
                 case=incident,
                 requests=str(requests),
                 db=str(dd_db),
-                memory_limit=memory_limit,
+                memory_limit=args.baseline_memory_limit,
             )
         )
-        pl.append(run_step("polars", case=incident, requests=str(requests), out_dir=str(pl_dir)))
-    same = run_step("compare", toolkit_db=str(db), duckdb_db=str(dd_db), polars_dir=str(pl_dir))
+        if polars:
+            pl.append(
+                run_step("polars", case=incident, requests=str(requests), out_dir=str(pl_dir))
+            )
+    same = run_step(
+        "compare",
+        toolkit_db=str(db),
+        duckdb_db=str(dd_db),
+        polars_dir=str(pl_dir) if polars else None,
+    )
+    runs = {"duckdb_sql": dd, **({"polars": pl} if polars else {})}
     an: dict[str, Any] = {
         "requests_parquet": {"rows": export["rows"], "bytes": requests.stat().st_size},
         "toolkit": summarize(tk),
-        "duckdb_sql": summarize(dd),
-        "polars": summarize(pl),
+        **{name: summarize(r) for name, r in runs.items()},
         "identical": same["identical"],
         "differences": same["differences"],
         "figures": {
-            "toolkit": {
-                k: v
-                for k, v in tk[-1].items()
-                if not k.endswith("_s") and k not in ("seconds", "peak_rss_mb", "load_1m")
-            },
-            "duckdb_sql": {
-                k: v
-                for k, v in dd[-1].items()
-                if not k.endswith("seconds") and k not in ("wall_s", "peak_rss_mb", "load_1m")
-            },
-            "polars": {
-                k: v
-                for k, v in pl[-1].items()
-                if not k.endswith("seconds") and k not in ("wall_s", "peak_rss_mb", "load_1m")
-            },
+            "toolkit": _figures(tk[-1]),
+            **{name: _figures(r[-1]) for name, r in runs.items()},
         },
         "phases_s": {
             name: {
-                "bands": statistics.median(r["bands_seconds"] for r in runs),
-                "owners": statistics.median(r["owners_seconds"] for r in runs),
+                "bands": statistics.median(x["bands_seconds"] for x in r),
+                "owners": statistics.median(x["owners_seconds"] for x in r),
             }
-            for name, runs in (("duckdb_sql", dd), ("polars", pl))
+            for name, r in runs.items()
         },
     }
-    an["ratio_toolkit_vs_duckdb_sql"] = an["toolkit"]["median_s"] / an["duckdb_sql"]["median_s"]
-    an["ratio_toolkit_vs_polars"] = an["toolkit"]["median_s"] / an["polars"]["median_s"]
-    for p in (dd_db, requests):
-        p.unlink(missing_ok=True)
+    for name in runs:
+        an[f"ratio_toolkit_vs_{name}"] = an["toolkit"]["median_s"] / an[name]["median_s"]
+    _unlink_db(dd_db)
+    requests.unlink(missing_ok=True)
     shutil.rmtree(pl_dir, ignore_errors=True)
     return an
 
@@ -405,30 +541,43 @@ def bench_report(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
     }
 
 
-def bench_run(case: Path, size: int, repeats: int, work: Path) -> dict:
-    """`forensics run` on the case: total and per-stage times, the report's share of it."""
+def bench_run(case: Path, truth: dict, size: int, fmt: str, repeats: int, work: Path) -> dict:
+    """`forensics run` on the sample case of (size, format): its total, its stages' wall and
+    CPU times (medians; see stage_of), the slowest stage and the report's share of the run."""
     runs = []
     for i in range(repeats):
-        print(f"  run {size:,} repeat {i + 1}", flush=True)
+        print(f"  forensics run {fmt} {size:,} repeat {i + 1}", flush=True)
         runs.append(
-            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / f"run-{size}"))
+            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / "run-out"))
         )
-    stages = {
-        name: statistics.median(r["stages_s"].get(name, 0.0) for r in runs)
-        for name in ("ingest", "analyze", "notify", "report")
-    }
-    total = statistics.median(r["seconds"] for r in runs)
+
+    def medians(key: str) -> dict[str, float]:
+        names = dict.fromkeys(k for r in runs for k in r[key])  # first seen, run order
+        return {k: statistics.median(r[key].get(k, 0.0) for r in runs) for k in names}
+
+    stages = medians("stages_s")
+    shares = [
+        (r["stages_s"].get("report", 0.0) + r["stages_s"].get("chart export", 0.0)) / r["seconds"]
+        for r in runs
+    ]
     return {
+        "size": size,
+        "format": fmt,
         "toolkit": summarize(runs),
         "stages_s": stages,
-        "report_share": stages["report"] / total,
+        "stages_cpu_s": medians("stages_cpu_s"),
+        "steps_s": medians("steps_s"),
+        "slowest_stage": max((k for k in stages if k != "other"), key=lambda k: stages[k]),
+        "report_share": statistics.median(shares),
         "exposure_count": runs[-1]["exposure_count"],
+        "exposure_equals_truth": all(r["exposure_count"] == truth["exposure_count"] for r in runs),
     }
 
 
 def check(row: dict, truth: dict) -> dict:
     """Exposure figures and band counts of every contender equal truth.json; the toolkit's
-    ingest totals equal it; the three analyses are the same sets (compare); report.html
+    ingest totals equal it; the analyses are the same sets (compare); the equal-work ingests
+    loaded and set aside the same records as the toolkit (compare_ingest); report.html
     shows the true exposure figures, and `run` found the true exposure count."""
     an = row["analyze"]
     checks = {} if an["identical"] is None else {"analyses_identical": an["identical"]}
@@ -437,7 +586,7 @@ def check(row: dict, truth: dict) -> dict:
             k: truth[k] for k in ("exposure_count", "affected_accounts")
         }
     if "run" in row:
-        checks["run_equals_truth"] = row["run"]["exposure_count"] == truth["exposure_count"]
+        checks["run_equals_truth"] = row["run"]["exposure_equals_truth"]
     for name, f in an["figures"].items():
         bands = {b: n for b, n in f["bands"].items() if n}
         checks[f"{name}_equals_truth"] = (
@@ -447,24 +596,31 @@ def check(row: dict, truth: dict) -> dict:
         )
     for fmt, ing in row["ingest"].items():
         checks[f"{fmt}_ingest_equals_truth"] = ing["totals"] == ing["truth"]
+        if "equal_work_identical" in ing:
+            checks[f"{fmt}_equal_work_ingests_identical"] = ing["equal_work_identical"]
+            for name, f in ing["figures"].items():
+                checks[f"{fmt}_{name}_ingest_equals_truth"] = {
+                    k: f[k] for k in ("rows_read", "rows_loaded", "duplicates", "quarantined")
+                } == ing["truth"]
     checks["ok"] = all(checks.values())
     return checks
 
 
 def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
-    """Ingest per format and analyze (on the Parquet case) at one size."""
+    """Ingest per format, then analyze, report and (at --run-sizes) run on the Parquet case,
+    at one size."""
     repeats = args.repeats_by_size[size]
     row: dict[str, Any] = {"size": size, "repeats": repeats, "ingest": {}}
     pq_db = None
-    for fmt in args.formats:
+    formats = args.formats if size < LARGE else [f for f in args.formats if f == "parquet"]
+    for fmt in formats:
         case, truth = ensure_case(data, size, fmt, args.seed)
-        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work, args.baselines)
+        row["ingest"][fmt], db = bench_ingest(case, fmt, size, repeats, work, args)
         row["ingest"][fmt]["truth"] = truth["ingest"]
         if fmt == "parquet":
             pq_db = db
         else:
-            for p in (db, Path(str(db) + ".wal")):
-                p.unlink(missing_ok=True)
+            _unlink_db(db)
     pq_case, truth = ensure_case(data, size, "parquet", args.seed)
     if pq_db is None:  # analyze needs the Parquet case ingested
         pq_db = work / f"parquet-{size}.duckdb"
@@ -475,15 +631,12 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
             mapping=str(pq_case / "gateway.mapping.toml"),
         )
     row["truth"] = {k: truth[k] for k in ("exposure_count", "affected_accounts", "bands")}
-    row["analyze"] = bench_analyze(
-        pq_case, pq_db, size, repeats, work, args.baseline_memory_limit, args.baselines
-    )
+    row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args)
     row["report"] = bench_report(pq_case, pq_db, size, repeats, work)
-    for p in (pq_db, Path(str(pq_db) + ".wal")):
-        p.unlink(missing_ok=True)
+    _unlink_db(pq_db)
     shutil.rmtree(work / f"out-{size}", ignore_errors=True)
     if size in args.run_sizes:
-        row["run"] = bench_run(pq_case, size, repeats, work)
+        row["run"] = bench_run(pq_case, truth, size, "parquet", repeats, work)
     row["correctness"] = check(row, truth)
     loads = [
         x
@@ -496,11 +649,63 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     return row
 
 
+def many_files_case(data: Path, files: int, seed: int) -> tuple[Path, Path, Path]:
+    """A JSONL sample case split into gzip files of FILE_RECORDS lines each (as hourly,
+    per-rank exports arrive): (folder of the files, the one-file log, its mapping)."""
+    requests = max(files * FILE_RECORDS, 5000)
+    case, _ = ensure_case(data, requests, "jsonl", seed)
+    folder = data / f"many-{files}x{FILE_RECORDS}-s{seed}"
+    done = folder / "DONE"
+    if not done.is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        with gzip.open(log_of(case), "rb") as fh:
+            lines = fh.read().splitlines(keepends=True)[: files * FILE_RECORDS]
+        for i in range(0, len(lines), FILE_RECORDS):
+            part = folder / f"gateway-{i // FILE_RECORDS:05d}.jsonl.gz"
+            part.write_bytes(gzip.compress(b"".join(lines[i : i + FILE_RECORDS]), mtime=0))
+        one = folder / "one" / "gateway.jsonl.gz"
+        one.parent.mkdir()
+        one.write_bytes(gzip.compress(b"".join(lines), mtime=0))
+        done.write_text("", encoding="utf-8")
+    return folder, folder / "one" / "gateway.jsonl.gz", case / "gateway.mapping.toml"
+
+
+def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
+    """One `forensics ingest` of `files` JSONL files of FILE_RECORDS records against the same
+    records in one file: files per second and the ratio of the two times."""
+    folder, one, mapping = many_files_case(data, files, args.seed)
+    parts = str(folder / "gateway-*.jsonl.gz")
+    print(f"many files: {files} x {FILE_RECORDS} records", flush=True)
+    db_many, db_one = work / "many.duckdb", work / "one.duckdb"
+    many = run_step("toolkit_ingest", log=parts, db=str(db_many), mapping=str(mapping))
+    single = run_step("toolkit_ingest", log=str(one), db=str(db_one), mapping=str(mapping))
+    _unlink_db(db_many)
+    _unlink_db(db_one)
+    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+    return {
+        "files": files,
+        "records_per_file": FILE_RECORDS,
+        "seconds": many["seconds"],
+        "cpu_s": many["cpu_s"],
+        "peak_rss_mb": many["peak_rss_mb"],
+        "files_per_s": files / many["seconds"],
+        "seconds_per_file": many["seconds"] / files,
+        "one_file_seconds": single["seconds"],
+        "ratio_many_vs_one_file": many["seconds"] / single["seconds"],
+        "load_1m": [many["load_1m"], single["load_1m"]],
+        "same_totals": {k: many[k] for k in keys} == {k: single[k] for k in keys},
+        "totals": {k: many[k] for k in keys},
+    }
+
+
 def scaling(rows: list[dict]) -> dict:
-    """Cost growth from the smallest to the largest size against n and n log n."""
+    """Cost growth from the smallest to the largest size against n and n log n, and between
+    each size and the next (time and CPU)."""
     if len(rows) < 2:
         return {}
-    a, b = min(rows, key=lambda r: r["size"]), max(rows, key=lambda r: r["size"])
+    rows = sorted(rows, key=lambda r: r["size"])
+    a, b = rows[0], rows[-1]
     n_ratio = b["size"] / a["size"]
     nlogn = n_ratio * math.log(b["size"]) / math.log(a["size"])
     out: dict[str, Any] = {
@@ -509,24 +714,43 @@ def scaling(rows: list[dict]) -> dict:
         "n_ratio": n_ratio,
         "nlogn_ratio": nlogn,
     }
-    steps = {f"{fmt}_ingest": ("ingest", fmt) for fmt in a["ingest"]}
-    for name, (part, fmt) in steps.items():
-        out[f"{name}_time_ratio"] = (
-            b[part][fmt]["toolkit"]["median_s"] / a[part][fmt]["toolkit"]["median_s"]
-        )
+    for fmt in a["ingest"]:
+        if fmt in b["ingest"]:
+            out[f"{fmt}_ingest_time_ratio"] = (
+                b["ingest"][fmt]["toolkit"]["median_s"] / a["ingest"][fmt]["toolkit"]["median_s"]
+            )
     out["analyze_time_ratio"] = (
         b["analyze"]["toolkit"]["median_s"] / a["analyze"]["toolkit"]["median_s"]
     )
     out["within_nlogn"] = all(v <= nlogn for k, v in out.items() if k.endswith("_time_ratio"))
+    steps = []
+    for x, y in itertools.pairwise(rows):
+        step: dict[str, Any] = {
+            "from": x["size"],
+            "to": y["size"],
+            "n_ratio": y["size"] / x["size"],
+        }
+        for what in ("median_s", "median_cpu_s"):
+            step[f"analyze_{what}_ratio"] = (
+                y["analyze"]["toolkit"][what] / x["analyze"]["toolkit"][what]
+            )
+            if "parquet" in x["ingest"] and "parquet" in y["ingest"]:
+                step[f"parquet_ingest_{what}_ratio"] = (
+                    y["ingest"]["parquet"]["toolkit"][what]
+                    / x["ingest"]["parquet"]["toolkit"][what]
+                )
+        steps.append(step)
+    out["steps"] = steps
     return out
 
 
-def targets(rows: list[dict], scale: dict) -> dict:
-    """Issue 14's targets (worst case over the sizes run), each with the figure behind it."""
+def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
+    """Issues 14's, 24's and 25's targets (worst case over the sizes run; those against a
+    baseline only where the baselines ran), each with the figure behind it."""
     biggest = max(rows, key=lambda r: r["size"])
     out: dict[str, Any] = {}
     compared = [r for r in rows if "ratio_toolkit_vs_duckdb_sql" in r["analyze"]]
-    if compared:  # the baselines ran
+    if compared:
         analyze = max(r["analyze"]["ratio_toolkit_vs_duckdb_sql"] for r in compared)
         out["analyze_within_1.5x_of_duckdb_sql"] = {
             "worst_ratio": analyze,
@@ -536,29 +760,45 @@ def targets(rows: list[dict], scale: dict) -> dict:
             },
             "met": analyze <= TARGETS["analyze_vs_duckdb_sql"],
         }
-    read = [r for r in rows if "ratio_toolkit_vs_bare_read" in r["ingest"].get("parquet", {})]
-    if read:
-        ingest = max(r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"] for r in read)
-        out["parquet_ingest_within_2x_of_bare_read"] = {
-            "worst_ratio": ingest,
-            "per_size": {
-                str(r["size"]): round(r["ingest"]["parquet"]["ratio_toolkit_vs_bare_read"], 2)
-                for r in read
-            },
-            "met": ingest <= TARGETS["parquet_ingest_vs_bare_read"],
+    for fmt, key, vs, target in (
+        ("parquet", "ratio_toolkit_vs_bare_read", "2x_of_bare_read", "parquet_ingest_vs_bare_read"),
+        (
+            "jsonl",
+            "ratio_toolkit_vs_duckdb_sql",
+            "1.25x_of_duckdb_sql_ingest",
+            "jsonl_ingest_vs_duckdb_sql_ingest",
+        ),
+    ):
+        per = {
+            str(r["size"]): r["ingest"][fmt][key] for r in rows if key in r["ingest"].get(fmt, {})
         }
-    rss = {
-        **{
-            f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in biggest["ingest"].items()
-        },
-        "analyze": biggest["analyze"]["toolkit"]["peak_rss_mb"],
-        "report": biggest["report"]["toolkit"]["peak_rss_mb"],
-    }
-    out[f"peak_rss_under_2gb_at_{biggest['size']}"] = {
-        "peak_rss_mb": max(rss.values()),
-        "per_step_mb": {k: round(v) for k, v in rss.items()},
-        "met": max(rss.values()) < TARGETS["peak_rss_mb"],
-    }
+        if per:
+            out[f"{fmt}_ingest_within_{vs}"] = {
+                "worst_ratio": max(per.values()),
+                "per_size": {k: round(v, 2) for k, v in per.items()},
+                "met": max(per.values()) <= TARGETS[target],
+            }
+    for r in rows:  # from RSS_FROM on, and at the largest size run
+        if r["size"] < RSS_FROM and r is not biggest:
+            continue
+        rss = {
+            **{f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in r["ingest"].items()},
+            "analyze": r["analyze"]["toolkit"]["peak_rss_mb"],
+            "report": r["report"]["toolkit"]["peak_rss_mb"],
+        }
+        out[f"peak_rss_under_2gb_at_{r['size']}"] = {
+            "peak_rss_mb": max(rss.values()),
+            "per_step_mb": {k: round(v) for k, v in rss.items()},
+            "met": max(rss.values()) < TARGETS["peak_rss_mb"],
+        }
+    by_size = {r["size"]: r for r in rows}
+    if 20_000_000 in by_size and 100_000_000 in by_size:
+        a, b = by_size[20_000_000]["analyze"]["toolkit"], by_size[100_000_000]["analyze"]["toolkit"]
+        out["analyze_growth_20m_to_100m_within_6x"] = {
+            "time_ratio": b["median_s"] / a["median_s"],
+            "cpu_ratio": b["median_cpu_s"] / a["median_cpu_s"],
+            "met": b["median_s"] / a["median_s"] <= TARGETS["analyze_growth_20m_to_100m"],
+        }
     report = biggest["report"]
     html_mb = report["bytes"]["report.html"] / MB
     svg_mb = report["bytes"]["timeline.svg"] / MB
@@ -581,6 +821,11 @@ def targets(rows: list[dict], scale: dict) -> dict:
         }
     if scale:
         out["growth_within_nlogn"] = {"met": scale["within_nlogn"]}
+    if many is not None:
+        out[f"many_files_within_2x_of_one_file_at_{many['files']}_files"] = {
+            "ratio": many["ratio_many_vs_one_file"],
+            "met": many["ratio_many_vs_one_file"] <= TARGETS["many_files_vs_one_file"],
+        }
     return out
 
 
@@ -627,72 +872,86 @@ def machine() -> dict:
 
 
 def table(doc: dict) -> str:
-    """The results as a plain-text table (also what the README quotes)."""
+    """The results as plain-text tables (also what the README and docs quote)."""
     m, st = doc["machine"], doc["settings"]
     lines = [
         f"machine: {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['cpu']}; DuckDB "
         f"{m['duckdb']}, Polars {m['polars']}; DuckDB memory limit {st['memory_limit']} "
-        "(toolkit default; the DuckDB SQL baseline gets the same); medians of "
+        "(toolkit default; the DuckDB SQL baselines get the same); medians of "
         + ", ".join(f"{n} run(s) at {int(s):,}" for s, n in st["repeats"].items())
         + f"; load average {m['load_average_at_start'][0]:.1f} at start, "
         f"{doc['load_average_at_end'][0]:.1f} at end",
         "",
-        "| requests | Parquet ingest s | bare read s | ratio | JSONL ingest s | bare read_json s "
-        "| ratio | analyze s | DuckDB SQL s | ratio | Polars s | ratio | peak RSS MB ingest "
-        "pq / jsonl / analyze | identical | load 1m |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
+        "ingest (s; CPU s in brackets): toolkit vs DuckDB's bare read and, for JSONL, the "
+        "equal-work ingests",
+        "",
+        "| requests | format | toolkit s | bare read s | ratio | DuckDB SQL equal work s | ratio "
+        "| Polars equal work s | ratio | peak RSS MB | load 1m |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
 
-    def ingest_cells(r: dict, fmt: str) -> list[str]:
-        i = r["ingest"].get(fmt)
-        if i is None:
-            return ["-", "-", "-"]
-        if "duckdb_bare_read" not in i:  # --no-baselines
-            return [f"{i['toolkit']['median_s']:.1f}", "-", "-"]
-        return [
-            f"{i['toolkit']['median_s']:.1f}",
-            f"{i['duckdb_bare_read']['median_s']:.1f}",
-            f"{i['ratio_toolkit_vs_bare_read']:.1f}x",
-        ]
-
-    def analyze_cells(a: dict) -> list[str]:
-        if "duckdb_sql" not in a:  # --no-baselines
-            return [f"{a['toolkit']['median_s']:.2f}", "-", "-", "-", "-"]
-        return [
-            f"{a['toolkit']['median_s']:.2f}",
-            f"{a['duckdb_sql']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_duckdb_sql']:.2f}x",
-            f"{a['polars']['median_s']:.2f}",
-            f"{a['ratio_toolkit_vs_polars']:.2f}x",
-        ]
+    def cell(part: dict, name: str, ratio: str) -> list[str]:
+        if name not in part:
+            return ["-", "-"]
+        return [f"{part[name]['median_s']:.1f}", f"{part[ratio]:.2f}x"]
 
     for r in doc["results"]:
-        a = r["analyze"]
-        rss = [
-            f"{r['ingest'][f]['toolkit']['peak_rss_mb']:.0f}" if f in r["ingest"] else "-"
-            for f in ("parquet", "jsonl")
-        ]
-        cells = [
-            f"{r['size']:,}",
-            *ingest_cells(r, "parquet"),
-            *ingest_cells(r, "jsonl"),
-            *analyze_cells(a),
-            f"{rss[0]} / {rss[1]} / {a['toolkit']['peak_rss_mb']:.0f}",
-            ("yes" if r["correctness"]["ok"] else "NO")
-            if a["identical"] is not None
-            else "figures = truth"
-            if r["correctness"]["ok"]
-            else "NO",
-            f"{r['load_1m']['min']:.1f}-{r['load_1m']['max']:.1f}",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+        for fmt, i in r["ingest"].items():
+            t = i["toolkit"]
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"{r['size']:,}",
+                        fmt,
+                        f"{t['median_s']:.1f} ({t['median_cpu_s']:.0f})",
+                        *cell(i, "duckdb_bare_read", "ratio_toolkit_vs_bare_read"),
+                        *cell(i, "duckdb_sql", "ratio_toolkit_vs_duckdb_sql"),
+                        *cell(i, "polars", "ratio_toolkit_vs_polars"),
+                        f"{t['peak_rss_mb']:.0f}",
+                        f"{min(t['load_1m']):.1f}-{max(t['load_1m']):.1f}",
+                    ]
+                )
+                + " |"
+            )
     lines += [
         "",
+        "analyze (s; CPU s in brackets): toolkit vs the equal-work baselines",
+        "",
+        "| requests | analyze s | DuckDB SQL s | ratio | Polars s | ratio | peak RSS MB "
+        "| identical | load 1m |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in doc["results"]:
+        a = r["analyze"]
+        t = a["toolkit"]
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{r['size']:,}",
+                    f"{t['median_s']:.2f} ({t['median_cpu_s']:.0f})",
+                    *cell(a, "duckdb_sql", "ratio_toolkit_vs_duckdb_sql"),
+                    *cell(a, "polars", "ratio_toolkit_vs_polars"),
+                    f"{t['peak_rss_mb']:.0f}",
+                    ("NO" if not r["correctness"]["ok"] else "yes")
+                    if a["identical"] is not None
+                    else "figures = truth"  # --no-baselines: nothing to compare with
+                    if r["correctness"]["ok"]
+                    else "NO",
+                    f"{r['load_1m']['min']:.1f}-{r['load_1m']['max']:.1f}",
+                ]
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        "report (forensics report on the analysed Parquet case; s, sizes in MB) and its share "
+        "of forensics run ((report + chart export) / run)",
+        "",
         "| requests | report s | report wall s | report CPU s | report peak RSS MB "
-        "| report.html MB | timeline.svg MB | timeline.png MB | run s "
-        "| ingest / analyze / notify / report s in run | report share of run |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| report.html MB | timeline.svg MB | timeline.png MB | run s | report share of run |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in doc["results"]:
         rep, run = r["report"], r.get("run")
@@ -707,14 +966,40 @@ def table(doc: dict) -> str:
                 for n in ("report.html", "timeline.svg", "timeline.png")
             ),
             f"{run['toolkit']['median_s']:.1f}" if run else "-",
-            " / ".join(
-                f"{run['stages_s'][k]:.1f}" for k in ("ingest", "analyze", "notify", "report")
-            )
-            if run
-            else "-",
             f"{run['report_share']:.0%}" if run else "-",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    # every `forensics run` measured: at --run-sizes (Parquet) and at --e2e-size per format
+    runs = {(e["size"], e["format"]): e for r in doc["results"] if "run" in r for e in [r["run"]]}
+    for e in doc.get("end_to_end") or []:
+        runs.setdefault((e["size"], e["format"]), e)
+    if runs:
+        stages = [k for k in STAGES if any(k in e["stages_s"] for e in runs.values())]
+        lines += [
+            "",
+            "forensics run, per stage (s, medians)",
+            "",
+            "| requests | format | " + " | ".join(stages) + " | total | slowest | load 1m |",
+            "|---:|---|" + "---:|" * (len(stages) + 1) + "---|---|",
+        ]
+        for e in runs.values():
+            cells = [f"{e['stages_s'].get(k, 0):.1f}" for k in stages]
+            t = e["toolkit"]
+            lines.append(
+                f"| {e['size']:,} | {e['format']} | "
+                + " | ".join(cells)
+                + f" | {t['median_s']:.1f} | {e['slowest_stage']} "
+                f"| {min(t['load_1m']):.1f}-{max(t['load_1m']):.1f} |"
+            )
+    if doc.get("many_files"):
+        f = doc["many_files"]
+        lines += [
+            "",
+            f"many files: {f['files']:,} JSONL files of {f['records_per_file']} records in one "
+            f"ingest: {f['seconds']:.1f} s ({f['files_per_s']:.1f} files/s, "
+            f"{f['seconds_per_file']:.3f} s a file); the same records in one file "
+            f"{f['one_file_seconds']:.1f} s: {f['ratio_many_vs_one_file']:.1f}x",
+        ]
     lines.append("")
     for name, t in doc["targets"].items():
         detail = ", ".join(
@@ -735,29 +1020,72 @@ def table(doc: dict) -> str:
             f"growth {e['from']:,} -> {e['to']:,}: {ratios} (n x{e['n_ratio']:.0f}, "
             f"n log n x{e['nlogn_ratio']:.1f})"
         )
+        for g in e["steps"]:
+            parts = ", ".join(
+                f"{_growth_label(k)} x{v:.1f}"
+                for k, v in g.items()
+                if k.endswith("_ratio") and k != "n_ratio"
+            )
+            lines.append(f"growth {g['from']:,} -> {g['to']:,} (n x{g['n_ratio']:.0f}): {parts}")
     return "\n".join(lines)
+
+
+def _growth_label(key: str) -> str:
+    """`analyze_median_cpu_s_ratio` -> `analyze CPU`, `analyze_median_s_ratio` -> `analyze`."""
+    name = key.removesuffix("_ratio")
+    return name.replace("_median_cpu_s", " CPU").replace("_median_s", "")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--sizes", default="1e6,5e6,2e7", help="requests per case, comma-separated")
+    ap.add_argument(
+        "--sizes",
+        default="1e6,5e6,2e7",
+        help="requests per case, comma-separated; 1e8 is opt-in (~3.6 GB of Parquet, "
+        "generated once under --data-dir)",
+    )
     ap.add_argument("--formats", default="parquet,jsonl", help="parquet and/or jsonl (ingest)")
     ap.add_argument(
         "--repeats", default="3", help="runs per step: one number, or one per size (3,3,1)"
     )
-    ap.add_argument("--cli-repeats", type=int, default=5, help="runs of `forensics --help`")
+    ap.add_argument(
+        "--polars-max",
+        type=float,
+        default=2e7,
+        help="largest size the Polars analyze baseline runs at (it holds the case in memory)",
+    )
+    ap.add_argument(
+        "--polars-ingest-max",
+        type=float,
+        default=1e6,
+        help="largest size the Polars JSONL ingest runs at (~1.9 GB of RSS per 1M records)",
+    )
     ap.add_argument(
         "--run-sizes",
         default="5e6",
-        help="sizes (of --sizes) at which `forensics run` is timed too, comma-separated",
+        help="sizes (of --sizes) at which `forensics run` is timed too, stage by stage, on the "
+        "Parquet case, comma-separated: the report's share of run",
+    )
+    ap.add_argument(
+        "--e2e-size",
+        type=float,
+        default=5e6,
+        help="`forensics run` per format at this size, each stage timed (0: skip)",
+    )
+    ap.add_argument(
+        "--many-files",
+        type=int,
+        default=300,
+        help=f"JSONL files of {FILE_RECORDS} records ingested in one call (0: skip)",
     )
     ap.add_argument(
         "--no-baselines",
         dest="baselines",
         action="store_false",
-        help="time the toolkit alone (no bare reads, no equal-work analyses; figures are "
-        "checked against truth.json): for sizes where the baselines would not fit",
+        help="time the toolkit alone (no bare reads, no equal-work ingests or analyses; "
+        "figures are checked against truth.json): for sizes where the baselines would not fit",
     )
+    ap.add_argument("--cli-repeats", type=int, default=5, help="runs of `forensics --help`")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
@@ -772,6 +1100,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.sizes = [int(float(s)) for s in str(args.sizes).split(",") if s]
     args.formats = [f.strip() for f in str(args.formats).split(",") if f.strip()]
     args.run_sizes = {int(float(s)) for s in str(args.run_sizes).split(",") if s}
+    args.polars_max = int(args.polars_max)
+    args.polars_ingest_max = int(args.polars_ingest_max)
+    args.e2e_size = int(args.e2e_size)
     reps = [int(r) for r in str(args.repeats).split(",") if r]
     if len(reps) == 1:
         reps = reps * len(args.sizes)
@@ -804,23 +1135,47 @@ def main(argv: list[str] | None = None) -> int:
             "memory_limit": DEFAULT_MEMORY_LIMIT,
             "baselines": args.baselines,
             "run_sizes": sorted(args.run_sizes & set(args.sizes)),
+            "polars_max": args.polars_max,
+            "polars_ingest_max": args.polars_ingest_max,
+            "large": LARGE,
+            "e2e_size": args.e2e_size,
+            "many_files": args.many_files,
             "targets": TARGETS,
         },
         "results": [],
+        "end_to_end": [],
+        "many_files": None,
     }
     t0 = time.perf_counter()
     doc["cli_startup"] = cli_startup(args.cli_repeats)
-    failed = None
+    failed: dict[str, Any] | None = None
     for size in args.sizes:
         print(f"size {size:,}", flush=True)
         row = bench_size(size, args, data, work)
         doc["results"].append(row)
         if not row["correctness"]["ok"]:
-            failed = row
+            failed = {"at": f"{size:,} requests", **row["correctness"]}
             break
+    if failed is None and args.e2e_size:
+        size = args.e2e_size
+        for fmt in args.formats:
+            timed = [r["run"] for r in doc["results"] if r["size"] == size and "run" in r]
+            if fmt == "parquet" and timed:  # measured at --run-sizes already
+                e2e = timed[0]
+            else:
+                case, truth = ensure_case(data, size, fmt, args.seed)
+                e2e = bench_run(case, truth, size, fmt, 1, work)
+            doc["end_to_end"].append(e2e)
+            if not e2e["exposure_equals_truth"]:
+                failed = {"at": f"forensics run {fmt} {args.e2e_size:,}", **e2e}
+                break
+    if failed is None and args.many_files:
+        doc["many_files"] = bench_many_files(args.many_files, args, data, work)
+        if not doc["many_files"]["same_totals"]:
+            failed = {"at": "many files", **doc["many_files"]}
     doc["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["scaling"] = scaling(doc["results"]) if failed is None else {}
-    doc["targets"] = targets(doc["results"], doc["scaling"])
+    doc["targets"] = targets(doc["results"], doc["scaling"], doc["many_files"])
     doc["correct"] = failed is None
     doc["benchmark_seconds"] = time.perf_counter() - t0
     doc["table"] = table(doc)
@@ -832,10 +1187,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.clean:
         shutil.rmtree(data, ignore_errors=True)
     if failed is not None:
+        differences = [
+            {k: v for k, v in r["analyze"].get("differences", {}).items() if v}
+            for r in doc["results"]
+            if not r["correctness"]["ok"]
+        ]
         print(
-            f"BENCHMARK FAILED at {failed['size']:,} requests: the analyses or the figures "
-            f"differ: {json.dumps(failed['correctness'])}; differences (rows on one side only): "
-            f"{json.dumps(failed['analyze']['differences'])}",
+            f"BENCHMARK FAILED at {failed['at']}: the results or the figures differ: "
+            f"{json.dumps(failed, default=str)}; differences (rows on one side only): "
+            f"{json.dumps(differences)}",
             file=sys.stderr,
         )
         return 1

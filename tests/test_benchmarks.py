@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from forensics import pipeline
+from forensics.analysis import owners
 from forensics.case import load_case
 from forensics.engines import DuckDBEngine
 from forensics.synth import sample
@@ -22,6 +23,7 @@ from forensics.synth import sample
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import baselines  # noqa: E402
+import run as benchmark  # noqa: E402
 
 CASE_SMALL = ROOT / "tests" / "fixtures" / "case_small" / "incident.toml"
 STEP_FIELDS = {"median_s", "median_wall_s", "median_cpu_s", "peak_rss_mb", "runs_s", "load_1m"}
@@ -157,6 +159,18 @@ def test_toolkit_and_both_baselines_agree_on_ties_gaps_and_nulls(tmp_path: Path)
     assert toolkit["owner_pairs"] > 0
 
 
+@pytest.mark.parametrize("slot_rows", [1, 3, 100_000])
+def test_walkback_owners_do_not_depend_on_the_slot_width(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slot_rows: int
+) -> None:
+    # the walk-back cuts the pools' running sums at slots of end time: one request a slot,
+    # a few, or the whole window in one slot must all give the baselines' owners
+    monkeypatch.setattr(owners, "SLOT_ROWS", slot_rows)
+    result = all_three(ties_case(tmp_path / "case"), tmp_path)
+    assert result["identical"] is True, result["differences"]
+    assert result["figures"]["toolkit"]["owner_pairs"] > 0
+
+
 def test_compare_reports_a_request_banded_differently(tmp_path: Path) -> None:
     all_three(CASE_SMALL, tmp_path)
     bands = tmp_path / "pl" / "bands.parquet"
@@ -191,14 +205,14 @@ def test_the_polars_glob_matches_what_duckdb_glob_matches(pattern: str) -> None:
 def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet,jsonl", "--repeats", "1"]
-    args += ["--run-sizes", "20000"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
+    args += ["--run-sizes", "20000", "--e2e-size", "20000", "--many-files", "10"]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=600,
+        timeout=1200,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
@@ -208,30 +222,63 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
     (row,) = doc["results"]
     assert row["size"] == 20000 and set(row["ingest"]) == {"parquet", "jsonl"}
     assert row["correctness"]["ok"] is True and row["analyze"]["identical"] is True
-    for ingest in row["ingest"].values():
-        for contender in ("toolkit", "duckdb_bare_read"):
+    for fmt, ingest in row["ingest"].items():
+        contenders = ("toolkit", "duckdb_bare_read")
+        if fmt == "jsonl":  # the equal-work ingests, checked against the toolkit's rows
+            contenders += ("duckdb_sql", "polars")
+            assert ingest["equal_work_identical"] is True
+            assert ingest["ratio_toolkit_vs_duckdb_sql"] > 0
+            assert ingest["ratio_toolkit_vs_polars"] > 0
+        for contender in contenders:
             assert set(ingest[contender]) >= STEP_FIELDS
         assert ingest["ratio_toolkit_vs_bare_read"] > 0
     for contender in ("toolkit", "duckdb_sql", "polars"):
         assert set(row["analyze"][contender]) >= STEP_FIELDS
     assert row["analyze"]["ratio_toolkit_vs_duckdb_sql"] > 0
     assert row["analyze"]["ratio_toolkit_vs_polars"] > 0
+    # the report stage: timed, its outputs' sizes, its headline figures checked against truth
     assert set(row["report"]["toolkit"]) >= STEP_FIELDS
-    assert set(row["report"]["bytes"]) == {"report.html", "timeline.png", "timeline.svg"}
+    # what `forensics report` writes: the page, the timeline twice, the manifest updated
+    report_files = {"report.html", "timeline.png", "timeline.svg", "manifest.json"}
+    assert set(row["report"]["bytes"]) == report_files
     assert row["correctness"]["report_shows_truth"] is True
+    # forensics run at --run-sizes (Parquet) and at --e2e-size per format: every stage timed
+    # (the library's steps: ingest, analyze, notify, report, chart export; "other" the rest),
+    # the slowest named, the report's share of the run
+    stages = {"ingest", "analyze", "notify", "report", "chart export", "other"}
     assert set(row["run"]["toolkit"]) >= STEP_FIELDS
-    assert set(row["run"]["stages_s"]) == {"ingest", "analyze", "notify", "report"}
+    assert set(row["run"]["stages_s"]) == stages
     assert 0 < row["run"]["report_share"] < 1
     assert row["correctness"]["run_equals_truth"] is True
+    assert [e["format"] for e in doc["end_to_end"]] == ["parquet", "jsonl"]
+    for e in doc["end_to_end"]:
+        assert set(e["stages_s"]) == stages and e["exposure_equals_truth"] is True
+        assert e["slowest_stage"] in stages - {"other"}
+        assert set(e["stages_cpu_s"]) == stages
+    many = doc["many_files"]
+    assert many["files"] == 10 and many["same_totals"] is True and many["files_per_s"] > 0
+    assert many["totals"]["rows_read"] == 10 * 100  # ten files of 100 lines, none blank
     assert set(doc["targets"]) == {
         "analyze_within_1.5x_of_duckdb_sql",
         "parquet_ingest_within_2x_of_bare_read",
+        "jsonl_ingest_within_1.25x_of_duckdb_sql_ingest",
         "peak_rss_under_2gb_at_20000",
         "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
         "report_under_a_quarter_of_run",
+        "many_files_within_2x_of_one_file_at_10_files",
     }
     assert all(isinstance(t["met"], bool) for t in doc["targets"].values())
-    assert "| 20,000 |" in doc["table"]
+    assert "| 20,000 |" in doc["table"] and "chart export" in doc["table"]
+
+
+def test_every_step_forensics_run_reports_is_timed_in_a_named_stage(tmp_path: Path) -> None:
+    # the benchmark times run's stages from the library's Progress steps, mapped by name: a
+    # step renamed or added in the library must not fall silently into "other"
+    times = benchmark.StepTimes()
+    pipeline.run(CASE_SMALL, tmp_path / "out", progress=times)
+    assert times.wall and set(times.wall) == set(times.cpu)
+    stages = {benchmark.stage_of(step) for step in times.wall}
+    assert stages == {"ingest", "analyze", "notify", "report", "chart export"}
 
 
 def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_truth(
@@ -239,6 +286,7 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
 ) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet", "--repeats", "1", "--no-baselines"]
+    args += ["--e2e-size", "0", "--many-files", "0"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
@@ -263,3 +311,101 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
         "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
     }
     assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]
+
+
+# --- the equal-work JSONL ingests -------------------------------------------------------------
+
+INGEST_FIXTURE = ROOT / "tests" / "fixtures" / "ingest"
+
+
+def ingest_all_three(log: Path, mapping: Path, tmp_path: Path) -> dict:
+    """forensics ingest, the DuckDB SQL and the Polars equal-work ingests of one log."""
+    from forensics import ingest
+
+    report = ingest.ingest(log, tmp_path / "tk.duckdb", mapping=mapping)
+    return {
+        "toolkit": report,
+        "duckdb_sql": baselines.duckdb_equal_work_ingest(
+            str(log), str(tmp_path / "dd.duckdb"), str(mapping)
+        ),
+        "polars": baselines.polars_equal_work_ingest(str(log), str(tmp_path / "pl"), str(mapping)),
+        "compare": baselines.compare_ingest(
+            str(tmp_path / "tk.duckdb"), str(tmp_path / "dd.duckdb"), str(tmp_path / "pl")
+        ),
+    }
+
+
+def test_equal_work_ingests_load_and_set_aside_what_forensics_ingest_does(tmp_path: Path) -> None:
+    log = INGEST_FIXTURE / "gateway.jsonl.gz"
+    result = ingest_all_three(log, INGEST_FIXTURE / "gateway.mapping.toml", tmp_path)
+    assert result["compare"]["identical"] is True, result["compare"]["differences"]
+    # by hand, line by line: 1 g1 loaded; 2 g2 loaded; 3 g1 again, identical: duplicate;
+    # 4 torn: invalid JSON; 5 g4 loaded (no status: 200); 6 blank: no record; 7 g2 with
+    # another prompt size: conflicting duplicate; 8 g5 prompt -3; 9 g6 time "late on
+    # Thursday"; 10 a fragment: invalid JSON; 11 g7 without account; 12 g1 again: duplicate;
+    # 13 g8 (nanoseconds cut, status 400) loaded; 14 g9 completion "abc"
+    reasons = {
+        "conflicting duplicate": 1,
+        "invalid JSON": 2,
+        "missing required field account_id": 1,
+        "negative token count prompt_tokens": 1,
+        "non-numeric token count completion_tokens": 1,
+        "unparsable time ts": 1,
+    }
+    (stats,) = result["toolkit"].inputs
+    for name in ("duckdb_sql", "polars"):
+        r = result[name]
+        assert (r["rows_read"], r["rows_loaded"], r["duplicates"], r["quarantined"]) == (
+            13,
+            4,
+            2,
+            7,
+        )
+        assert r["reasons"] == reasons
+        assert r["sha256"] == stats.sha256
+    assert (stats.rows_read, stats.rows_loaded, stats.duplicates, stats.quarantined) == (
+        13,
+        4,
+        2,
+        7,
+    )
+
+
+def test_equal_work_ingests_agree_with_forensics_ingest_on_a_generated_case(
+    tmp_path: Path,
+) -> None:
+    truth = sample.generate(tmp_path / "case", 20_000, seed=7, fmt="jsonl").truth["ingest"]
+    case = tmp_path / "case"
+    result = ingest_all_three(case / "gateway.jsonl.gz", case / "gateway.mapping.toml", tmp_path)
+    assert result["compare"]["identical"] is True, result["compare"]["differences"]
+    assert result["toolkit"].totals() == truth
+    for name in ("duckdb_sql", "polars"):
+        assert {k: result[name][k] for k in truth} == truth
+        assert result[name]["reasons"] == {"invalid JSON": truth["quarantined"]}  # torn lines
+
+
+def test_compare_ingest_reports_a_record_loaded_differently(tmp_path: Path) -> None:
+    log = INGEST_FIXTURE / "gateway.jsonl.gz"
+    ingest_all_three(log, INGEST_FIXTURE / "gateway.mapping.toml", tmp_path)
+    with duckdb.connect(str(tmp_path / "dd.duckdb")) as con:
+        con.execute("UPDATE requests SET prompt_tokens = prompt_tokens + 1 WHERE request_id = 'g1'")
+        con.execute("DELETE FROM quarantine WHERE reason = 'invalid JSON'")
+    result = baselines.compare_ingest(
+        str(tmp_path / "tk.duckdb"), str(tmp_path / "dd.duckdb"), str(tmp_path / "pl")
+    )
+    assert result["identical"] is False
+    assert result["differences"]["duckdb_sql_requests_only_toolkit"] == 1
+    assert result["differences"]["duckdb_sql_requests_only_duckdb_sql"] == 1
+    assert result["differences"]["duckdb_sql_quarantine_only_toolkit"] == 2
+    assert result["differences"]["polars_requests_only_toolkit"] == 0
+
+
+def test_equal_work_ingests_refuse_a_mapping_they_were_not_written_for(tmp_path: Path) -> None:
+    mapping = tmp_path / "other.mapping.toml"
+    text = (INGEST_FIXTURE / "gateway.mapping.toml").read_text()
+    mapping.write_text(text.replace('model = "model"', 'model = "engine"'))
+    log = str(INGEST_FIXTURE / "gateway.jsonl.gz")
+    with pytest.raises(ValueError, match="not the sample gateway's mapping"):
+        baselines.duckdb_equal_work_ingest(log, str(tmp_path / "dd.duckdb"), str(mapping))
+    with pytest.raises(ValueError, match="not the sample gateway's mapping"):
+        baselines.polars_equal_work_ingest(log, str(tmp_path / "pl"), str(mapping))

@@ -204,3 +204,30 @@ def test_demo_reproduces_the_reference_incident_count(runner, tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 50}
     assert result.output.count("outputs:") == 1
+
+
+class _Recorder:
+    """A Progress that notes each step's start and end (what a front end or the benchmark's
+    timer receives)."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        self.events.append(f"start {step}")
+
+    def advance(self, amount: float = 1) -> None:
+        pass
+
+    def done(self) -> None:
+        self.events.append("done")
+
+
+def test_run_reports_each_stage_as_one_progress_step_in_order(tmp_path):
+    from forensics import pipeline
+
+    recorder = _Recorder()
+    pipeline.run(CASE_FILE, tmp_path / "out", progress=recorder)
+    # case_small has one [[source]]: one ingest step, then the analysis and the renderers
+    stages = ["ingest", "analyze", "notify", "report", "chart export"]
+    assert recorder.events == [e for s in stages for e in (f"start {s}", "done")]

@@ -6,6 +6,7 @@ One local[2] SparkSession is shared by the module; every engine the pipeline ope
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,17 @@ def generated(spark, tmp_path_factory) -> tuple[Path, Path]:
     return _run_both(base / "case" / "incident.toml", base)
 
 
+@pytest.fixture(scope="module")
+def time_window(spark, tmp_path_factory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("time_window")
+    shutil.copytree(BUNDLED.parent, base / "case")
+    case = base / "case" / "incident.toml"
+    policy = 'policy = "pool-walkback"'
+    assert policy in case.read_text()
+    case.write_text(case.read_text().replace(policy, 'policy = "time-window"\nlookback = "30m"'))
+    return _run_both(case, base)
+
+
 def test_bundled_case_outputs_are_byte_identical_on_both_engines(bundled):
     duck, spark_out = bundled
     assert _differing(duck, spark_out) == []
@@ -74,6 +86,13 @@ def test_bundled_case_on_spark_finds_the_reference_155_exposures(bundled):
 def test_generated_case_outputs_are_byte_identical_on_both_engines(generated):
     duck, spark_out = generated
     assert _differing(duck, spark_out) == []
+
+
+def test_time_window_owners_are_byte_identical_on_both_engines(time_window):
+    duck, spark_out = time_window
+    assert _differing(duck, spark_out) == []
+    owners = json.loads((spark_out / "summary.json").read_text())["data_owners"]
+    assert owners["policy"] == "time-window" and owners["pairs"] > 0  # not vacuous
 
 
 def test_run_on_spark_writes_the_hive_partitioned_requests_store(bundled):

@@ -17,6 +17,7 @@ in force for its node) it is counted as unattributed; attribution is never guess
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,10 @@ from ..case import Case
 from ..engines import SQLEngine, needing
 from ..errors import AnalysisError
 from ..schema import DEFAULT_STATUS
+
+# pool requests per node and slot the walk-back aims at (owners/pool_walkback.sql): sets its
+# cost only, never its result; at 5M and 20M requests 4 to 32 cost the same within the noise
+SLOT_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -74,10 +79,15 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
         "default_status": DEFAULT_STATUS,
     }
     if policy == "pool-walkback":
-        engine.materialize("data_owners", "owners/pool_walkback", **common)
+        engine.materialize("data_owners", "owners/pool_walkback", slot_rows=SLOT_ROWS, **common)
     else:
+        lookback = case.attribution.lookback
         engine.materialize(
-            "data_owners", "owners/time_window", lookback=case.attribution.lookback, **common
+            "data_owners",
+            "owners/time_window",
+            lookback=lookback,
+            lookback_seconds=max(1, math.ceil(lookback.total_seconds())),
+            **common,
         )
 
     exposed, no_node, no_cap = engine.frame("owners/target_counts").row(0)

@@ -316,6 +316,10 @@ def _frame_params(sql: str, values: dict[str, Any]) -> dict[str, int]:
 
 def _rewrite(node: exp.Expression, inline: dict[str, int]) -> exp.Expression:
     """DuckDB constructs SQLGlot does not carry over to Spark faithfully, rewritten."""
+    if isinstance(node, exp.CTE) and node.args.get("materialized") is not None:
+        # `AS [NOT] MATERIALIZED` steers DuckDB's planner; Spark has no such clause
+        node.set("materialized", None)
+        return node
     if isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order):
         if isinstance(node.parent, exp.Filter):
             return node  # rewritten with its FILTER clause, below

@@ -1,4 +1,7 @@
 -- exposed_requests.csv: every exposed request, times as ISO 8601 UTC with Z, sorted.
+-- The sort key is an expression (ts + 0 s, the same order): on the bare column DuckDB 2.0
+-- splits the sort into ranges of ts, each one more scan of all of bands (4 scans at 100M
+-- requests: 5.9 s CPU instead of 3.4).
 SELECT
     request_id,
     regexp_replace(strftime(timezone('UTC', ts), '%Y-%m-%dT%H:%M:%S.%f'), '\.000000$', '')
@@ -12,4 +15,4 @@ SELECT
     status
 FROM bands
 WHERE band = 'exposed'
-ORDER BY bands.ts, request_id
+ORDER BY bands.ts + INTERVAL 0 SECOND, request_id
