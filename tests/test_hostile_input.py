@@ -997,3 +997,35 @@ def test_a_csv_mixing_crlf_and_lf_line_ends_is_read(tmp_path, ends):
     totals, loaded, _ = _ingest(tmp_path, log, DIALECT / "gw.mapping.toml")
     assert totals == _totals(3, 3, 0, 0)
     assert [(r[0], r[3]) for r in loaded] == [("r1", 2), ("r4", 4), ("r3", 5)]
+
+
+# --- item 11e: one glob dialect for [[capacity]] nodes ------------------------------------------
+
+
+def test_a_node_with_a_backslash_matches_its_hand_written_entry(tmp_path):
+    folder = _case(tmp_path, "backslash-node")
+    result = _analyzed(folder / "case.toml", tmp_path / "out")
+    assert result.summary["bands"]["exposed"] == 2
+    assert result.summary["bands"]["unknown_capacity"] == 0
+    assert not [w for w in result.warnings if "matches no prefill node" in w]
+
+
+GLOB_NAMES = ["a\\b", "ab", "a\\\\b", "a[b", "a]b", "a[]b", "a!b", "axb", "a\\", "[", "a*b"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a\\b", "a\\*", "*\\", "a[\\]b", "a[!\\]b", "a[]]b", "a[b", "a[!x]b", "[", "a\\[b", "a*b"],
+)
+def test_sql_glob_matches_exactly_what_the_case_file_glob_matches(pattern):
+    # fnmatch (the case file's reading: a backslash is an ordinary character) is the reference
+    import fnmatch
+
+    from forensics.case import sql_glob
+
+    expected = {n for n in GLOB_NAMES if fnmatch.fnmatchcase(n, pattern)}
+    with DuckDBEngine() as engine:
+        got = {
+            n for n in GLOB_NAMES if engine.scalar("SELECT $n GLOB $p", n=n, p=sql_glob(pattern))
+        }
+    assert got == expected
