@@ -3,9 +3,10 @@
 After each analysis, `record` writes `analysis_meta` (key, value) into the case database (or
 the Spark case store): the digest of the case file's effective content (`case_digest`: every
 parsed value but `[notify]`, which only notify reads, each source mapping's `mapping_digest`,
-the accounts read from exclusion files; not comments, layout or key order), the digest of the inputs it read (`inputs`
-rows: sha256 and mapping of each), the exclusion setting, the digest of the summary, and
-the code that computed it (`tool_version`, `duckdb_version`: `forensics.versions()`).
+the accounts read from exclusion files; not comments, layout or key order), the digest of
+the inputs it read (`inputs` rows: sha256 and mapping of each), the exclusion setting, the
+digest of the summary, and the code that computed it (`tool_version`, `duckdb_version`:
+`forensics.versions()`).
 `check` refuses with one line (`AnalysisError`, fix: re-run `forensics analyze`) when any
 differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
 `clear` empties the record before an analysis starts, so a failed one leaves none.
