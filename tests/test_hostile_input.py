@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import messages
 
 from forensics import pipeline
 from forensics.case import load_case
@@ -771,7 +772,7 @@ def test_a_contact_column_named_like_a_list_column_is_exit_2_not_a_panic(tmp_pat
         app, ["run", str(folder / "case-excluded_reason.toml"), "--out", str(tmp_path / "o")]
     )
     assert res.exit_code == 2
-    assert res.stderr.strip().splitlines() == [
+    assert messages(res.stderr) == [
         f"error: {folder.resolve() / 'accounts-excluded_reason.csv'}:1: column "
         "'excluded_reason' is also a column of notify/data_owners.csv; rename it (e.g. "
         "contact_excluded_reason): the lists keep their own columns"
@@ -928,9 +929,12 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".wal")) == [
         "case.duckdb",
         "exposed_requests.csv",
+        "manifest.json",
         "mine.txt",
         "summary.json",
     ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [f["path"] for f in manifest["files"]] == ["exposed_requests.csv", "summary.json"]
     (warning,) = [w for w in result.warnings if "removed" in w]
     assert warning.startswith(
         "removed notify/recipients.csv, notify/data_owners.csv, notify/excluded.csv, "
