@@ -34,6 +34,35 @@ class Source:
     role: str | None = None
 
 
+def sql_glob(pattern: str) -> str:
+    """A `nodes` glob (the shell's `fnmatch`: `*`, `?`, `[...]`, `[!...]`; a backslash is an
+    ordinary character) as a DuckDB GLOB pattern that matches the same names: DuckDB reads a
+    backslash outside a class as an escape, so it is written `[\\]` there; a `[` that opens
+    no class is written `[[]`. Spark's GLOB rewrite reads the result the same way."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append("[\\]")
+        elif c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # no closing bracket: fnmatch reads `[` as itself
+                out.append("[[]")
+            else:
+                out.append(pattern[i : j + 1])
+                i = j
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class Capacity:
     """One `[[capacity]]` span: pool `tokens` for `role` nodes matching `nodes`, in [start, end).
@@ -54,6 +83,11 @@ class Capacity:
     def over_from(self) -> int:
         """The smallest prompt over this capacity: reject_from, else tokens + 1."""
         return self.reject_from if self.reject_from is not None else self.tokens + 1
+
+    @property
+    def nodes_glob(self) -> str:
+        """`nodes` as a SQL GLOB pattern that matches what `matches` does (see `sql_glob`)."""
+        return sql_glob(self.nodes)
 
     def matches(self, node: str | None, at: datetime) -> bool:
         node_ok = fnmatch.fnmatchcase(node, self.nodes) if node is not None else self.nodes == "*"

@@ -802,8 +802,8 @@ def capacity(
 def _print_result(
     result: AnalysisResult, as_json: bool, warnings: bool = True, reasons: bool = False
 ) -> None:
-    """An analysis on stdout: the headline (and, with `reasons`, each input's top quarantine
-    reasons), or with --json its figures as one JSON object (the reasons then on stderr);
+    """An analysis on stdout: (with `reasons`, each input's top quarantine reasons, then) the
+    headline, or with --json its figures as one JSON object (the reasons then on stderr);
     then its warnings on stderr, but those the headline shows."""
     from .render.headline import headline, headline_figures
 
@@ -814,9 +814,9 @@ def _print_result(
         if why:
             err.print(why, markup=False)
     else:
-        out.print(headline(result.summary, result.out), markup=False)
-        if why:
+        if why:  # what the logs lost comes before the figures built on what they kept
             out.print(why, markup=False)
+        out.print(headline(result.summary, result.out), markup=False)
     if warnings:
         _warn(result.warnings, None if as_json else result.summary.get("warnings"))
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import messages
 
 from forensics import pipeline
 from forensics.case import load_case
@@ -771,7 +772,7 @@ def test_a_contact_column_named_like_a_list_column_is_exit_2_not_a_panic(tmp_pat
         app, ["run", str(folder / "case-excluded_reason.toml"), "--out", str(tmp_path / "o")]
     )
     assert res.exit_code == 2
-    assert res.stderr.strip().splitlines() == [
+    assert messages(res.stderr) == [
         f"error: {folder.resolve() / 'accounts-excluded_reason.csv'}:1: column "
         "'excluded_reason' is also a column of notify/data_owners.csv; rename it (e.g. "
         "contact_excluded_reason): the lists keep their own columns"
@@ -928,9 +929,12 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".wal")) == [
         "case.duckdb",
         "exposed_requests.csv",
+        "manifest.json",
         "mine.txt",
         "summary.json",
     ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [f["path"] for f in manifest["files"]] == ["exposed_requests.csv", "summary.json"]
     (warning,) = [w for w in result.warnings if "removed" in w]
     assert warning.startswith(
         "removed notify/recipients.csv, notify/data_owners.csv, notify/excluded.csv, "
@@ -997,3 +1001,35 @@ def test_a_csv_mixing_crlf_and_lf_line_ends_is_read(tmp_path, ends):
     totals, loaded, _ = _ingest(tmp_path, log, DIALECT / "gw.mapping.toml")
     assert totals == _totals(3, 3, 0, 0)
     assert [(r[0], r[3]) for r in loaded] == [("r1", 2), ("r4", 4), ("r3", 5)]
+
+
+# --- item 11e: one glob dialect for [[capacity]] nodes ------------------------------------------
+
+
+def test_a_node_with_a_backslash_matches_its_hand_written_entry(tmp_path):
+    folder = _case(tmp_path, "backslash-node")
+    result = _analyzed(folder / "case.toml", tmp_path / "out")
+    assert result.summary["bands"]["exposed"] == 2
+    assert result.summary["bands"]["unknown_capacity"] == 0
+    assert not [w for w in result.warnings if "matches no prefill node" in w]
+
+
+GLOB_NAMES = ["a\\b", "ab", "a\\\\b", "a[b", "a]b", "a[]b", "a!b", "axb", "a\\", "[", "a*b"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a\\b", "a\\*", "*\\", "a[\\]b", "a[!\\]b", "a[]]b", "a[b", "a[!x]b", "[", "a\\[b", "a*b"],
+)
+def test_sql_glob_matches_exactly_what_the_case_file_glob_matches(pattern):
+    # fnmatch (the case file's reading: a backslash is an ordinary character) is the reference
+    import fnmatch
+
+    from forensics.case import sql_glob
+
+    expected = {n for n in GLOB_NAMES if fnmatch.fnmatchcase(n, pattern)}
+    with DuckDBEngine() as engine:
+        got = {
+            n for n in GLOB_NAMES if engine.scalar("SELECT $n GLOB $p", n=n, p=sql_glob(pattern))
+        }
+    assert got == expected

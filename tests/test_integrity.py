@@ -160,6 +160,22 @@ def test_a_comment_or_layout_change_in_the_case_file_is_not_a_new_case(runner, a
     assert result.exit_code == 0, result.output
 
 
+def test_rewording_the_notices_needs_no_new_analysis(runner, analyzed):
+    # [notify] is read by notify only: the analysis (bands, owners, summary) cannot change
+    case, out = analyzed
+    case.write_text(
+        case.read_text(encoding="utf-8")
+        + '\n[notify]\ndescription = "A reworded description, approved by counsel."\n',
+        encoding="utf-8",
+    )
+    db = str(out / "case.duckdb")
+    for command in ("notify", "report"):
+        result = runner.invoke(app, [command, str(case), "--db", db, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    notices = [p.read_text(encoding="utf-8") for p in (out / "notify" / "notices").rglob("*.md")]
+    assert notices and all("approved by counsel" in n for n in notices)
+
+
 def test_a_changed_exclusion_file_makes_the_analysis_stale(runner, analyzed):
     case, out = analyzed
     (case.parent / "researchers.txt").write_text("acct-somebody-else\n", encoding="utf-8")

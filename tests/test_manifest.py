@@ -13,18 +13,42 @@ import pytest
 from case_small_db import CASE_DIR, CASE_FILE
 from conftest import REPO
 
+from forensics.analysis.integrity import case_digest
+from forensics.case import load_case
 from forensics.cli import app
 
-RUN_FILES = [
-    "exposed_requests.csv",
-    "notify/data_owners.csv",
-    "notify/excluded.csv",
-    "notify/recipients.csv",
-    "report.html",
-    "summary.json",
-    "timeline.png",
-    "timeline.svg",
-]
+
+def _notice(kind: str, account: str) -> str:
+    # docs/notices.md: the account id, '-', 16 hex digits of its sha256, '.md'
+    return f"notify/notices/{kind}/{account}-{hashlib.sha256(account.encode()).hexdigest()[:16]}.md"
+
+
+# case_small (its README): notices for 4 recipients and 6 data owners
+NOTIFY_FILES = sorted(
+    [
+        "notify/README.md",
+        "notify/data_owners.csv",
+        "notify/excluded.csv",
+        "notify/notices/index.csv",
+        "notify/recipients.csv",
+        "notify/regulator_summary.md",
+        *(_notice("recipients", a) for a in ("acct-alice", "acct-bob", "acct-carol", "acct-erin")),
+        *(
+            _notice("data_owners", a)
+            for a in ("acct-alice", "acct-bob", "acct-carol", "acct-dave", "acct-frank", "acct-qa")
+        ),
+    ]
+)
+RUN_FILES = sorted(
+    [
+        "exposed_requests.csv",
+        *NOTIFY_FILES,
+        "report.html",
+        "summary.json",
+        "timeline.png",
+        "timeline.svg",
+    ]
+)
 
 
 def _sha(path: Path) -> str:
@@ -91,7 +115,11 @@ def test_the_inputs_case_file_and_versions_are_named(run_out):
         meta = dict(con.execute("SELECT key, value FROM analysis_meta").fetchall())
     finally:
         con.close()
-    assert manifest["case"]["digest"] == meta["case"]
+    # the manifest names the whole case file; the analysis record what the analysis reads
+    # (all but [notify]: rewording a notice needs no new analysis)
+    case = load_case(CASE_FILE)
+    assert manifest["case"]["digest"] == case_digest(case)
+    assert meta["case"] == case_digest(case, analysis_only=True)
     assert manifest["analysis"] == meta
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert manifest["tool"] == {
@@ -118,13 +146,9 @@ def test_analyze_notify_and_report_each_add_what_they_wrote(runner, run_out, tmp
         "summary.json",
     ]
     _invoke(runner, "notify", case, "--db", db, "--out", str(out))
-    assert [f["path"] for f in _manifest(out)["files"]] == [
-        "exposed_requests.csv",
-        "notify/data_owners.csv",
-        "notify/excluded.csv",
-        "notify/recipients.csv",
-        "summary.json",
-    ]
+    assert [f["path"] for f in _manifest(out)["files"]] == sorted(
+        ["exposed_requests.csv", *NOTIFY_FILES, "summary.json"]
+    )
     _invoke(runner, "report", case, "--db", db, "--out", str(out))
     files = _manifest(out)["files"]
     assert [f["path"] for f in files] == RUN_FILES

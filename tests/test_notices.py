@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from case_small_db import CASE_DIR, case_small, engine_with_requests
+from conftest import messages
 from markdown_it import MarkdownIt
 
 from forensics import pipeline
@@ -250,7 +251,7 @@ def test_a_jurisdiction_that_is_not_a_column_is_refused_with_file_and_line(runne
     line = case.read_text().splitlines().index('jurisdiction = "regoin"') + 1
     result = runner.invoke(app, ["run", str(case), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
-    assert result.output.strip().replace("\n", "") == (
+    assert "".join(messages(result.stderr)) == (
         f"error: {case.resolve()}:{line}: notify.jurisdiction: 'regoin' is not a column of "
         "accounts.csv (its columns: account_id, name, email, region); name the accounts file's "
         "column that holds each account's jurisdiction"
@@ -419,7 +420,7 @@ def test_a_template_error_is_one_line_naming_the_template_file_and_line(
     (case.parent / "owner.md.j2").write_text(template, encoding="utf-8")
     result = runner.invoke(app, ["run", str(case), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
-    message = result.output.strip().replace("\n", "")
+    message = "".join(messages(result.stderr))
     assert message.startswith(f"error: {case.parent.resolve() / 'owner.md.j2'}:{line}: {what}")
     assert message.endswith("fix the template (its variables are listed in docs/notices.md)")
     assert not (tmp_path / "out").exists()  # a failed run leaves no outputs

@@ -35,17 +35,20 @@ def require_requests(engine: SQLEngine) -> None:
 def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataFrame, str]]:
     """The case file's values as tables: name -> (frame, the column its rows sort by).
     `case_capacity.ordinal` is the file order (the first matching entry wins);
+    `case_capacity.nodes_glob` is `nodes` for SQL's GLOB (case.sql_glob: a backslash is
+    an ordinary character, as in the case file's Python reading);
     `case_capacity.reject_from` is NULL where the entry has none;
     `case_exclusions` is empty when exclusions are off."""
     capacity = pl.DataFrame(
         [
-            (i, c.role, c.nodes, c.tokens, c.reject_from, c.start, c.end)
+            (i, c.role, c.nodes, c.nodes_glob, c.tokens, c.reject_from, c.start, c.end)
             for i, c in enumerate(case.capacity)
         ],
         schema={
             "ordinal": pl.Int32,
             "role": pl.String,
             "nodes": pl.String,
+            "nodes_glob": pl.String,
             "tokens": pl.Int64,
             "reject_from": pl.Int64,
             "start_ts": _UTC,

@@ -2,10 +2,11 @@
 
 After each analysis, `record` writes `analysis_meta` (key, value) into the case database (or
 the Spark case store): the digest of the case file's effective content (`case_digest`: every
-parsed value, each source mapping's `mapping_digest`, the accounts read from exclusion
-files; not comments, layout or key order), the digest of the inputs it read (`inputs`
-rows: sha256 and mapping of each), the exclusion setting, the digest of the summary, and
-the code that computed it (`tool_version`, `duckdb_version`: `forensics.versions()`).
+parsed value but `[notify]`, which only notify reads, each source mapping's `mapping_digest`,
+the accounts read from exclusion files; not comments, layout or key order), the digest of
+the inputs it read (`inputs` rows: sha256 and mapping of each), the exclusion setting, the
+digest of the summary, and the code that computed it (`tool_version`, `duckdb_version`:
+`forensics.versions()`).
 `check` refuses with one line (`AnalysisError`, fix: re-run `forensics analyze`) when any
 differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
 `clear` empties the record before an analysis starts, so a failed one leaves none.
@@ -55,11 +56,14 @@ _ABOUT = (
 _SCHEMA = {"key": pl.String, "value": pl.String}
 
 
-def case_digest(case: Case) -> str:
+def case_digest(case: Case, *, analysis_only: bool = False) -> str:
     """sha256 of the case file's effective content (see the module doc); paths count relative
-    to the case file, so moving the case folder keeps it."""
+    to the case file, so moving the case folder keeps it. `analysis_only` leaves out what no
+    analysis reads (`[notify]`: the notices' texts), so rewording a notice needs no re-analysis."""
     body = _plain(asdict(case), case.folder)
     body.pop("path", None)
+    if analysis_only:
+        body.pop("notify", None)
     for exclusion in body["exclusions"]:  # where ids are written: lines move with comments
         exclusion.pop("places", None)
         exclusion.pop("comments", None)
@@ -235,7 +239,7 @@ def _file_hash(path: Path) -> dict[str, Any]:
 
 def _expected(engine: SQLEngine, case: Case, exclusions: bool | None) -> dict[str, str]:
     return {
-        "case": case_digest(case),
+        "case": case_digest(case, analysis_only=True),
         "exclusions": "on" if exclusions else "off",
         "inputs": inputs_digest(engine),
     }

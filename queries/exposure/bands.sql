@@ -21,7 +21,7 @@ node_entries AS (
     FROM (SELECT DISTINCT prefill_node FROM requests) AS n
     JOIN case_capacity AS c
       ON c.role = 'prefill'
-     AND (c.nodes = '*' OR n.prefill_node GLOB c.nodes)
+     AND (c.nodes = '*' OR n.prefill_node GLOB c.nodes_glob)
 ),
 edges AS (
     SELECT prefill_node, start_ts AS edge FROM node_entries WHERE start_ts IS NOT NULL

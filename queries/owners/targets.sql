@@ -10,7 +10,7 @@ first_match AS (
     FROM targets AS e
     JOIN case_capacity AS c
       ON c.role = 'decode'
-     AND (c.nodes = '*' OR e.decode_node GLOB c.nodes)
+     AND (c.nodes = '*' OR e.decode_node GLOB c.nodes_glob)
      AND e.ts >= c.start_ts
      AND (c.end_ts IS NULL OR e.ts < c.end_ts)
     GROUP BY e.request_id

@@ -12,7 +12,7 @@ WITH nodes AS (
 )
 SELECT 'capacity' AS kind, CAST(c.ordinal + 1 AS VARCHAR) AS id, c.role, c.nodes AS detail
 FROM case_capacity AS c
-LEFT JOIN nodes AS n ON n.role = c.role AND n.node GLOB c.nodes
+LEFT JOIN nodes AS n ON n.role = c.role AND n.node GLOB c.nodes_glob
 WHERE c.nodes <> '*'
 GROUP BY c.ordinal, c.role, c.nodes
 HAVING count(n.node) = 0

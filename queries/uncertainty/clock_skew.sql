@@ -54,7 +54,7 @@ first_match AS (
     FROM probes AS p
     LEFT JOIN case_capacity AS c
       ON c.role = 'prefill'
-     AND (c.nodes = '*' OR p.prefill_node GLOB c.nodes)
+     AND (c.nodes = '*' OR p.prefill_node GLOB c.nodes_glob)
      AND c.start_ts <= p.t
      AND (c.end_ts IS NULL OR p.t < c.end_ts)
     GROUP BY p.request_id, p.t, p.at_ts, p.prompt_tokens

@@ -17,7 +17,7 @@ first_match AS (
     FROM conflicts AS q
     JOIN case_capacity AS c
       ON c.role = 'prefill'
-     AND (c.nodes = '*' OR q.prefill_node GLOB c.nodes)
+     AND (c.nodes = '*' OR q.prefill_node GLOB c.nodes_glob)
      AND c.start_ts <= q.ts
      AND (c.end_ts IS NULL OR q.ts < c.end_ts)
     GROUP BY q.source, q.row
