@@ -397,7 +397,6 @@ def run(
         )
     out = out_folder(out)
     work = _work_folder(out)
-    report_page.prepare()  # its one-off set-up overlaps the ingest
     try:
         db = work / CASE_DB
         with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:

@@ -528,7 +528,7 @@ def test_the_vega_bundle_is_built_once_per_process(tmp_path: Path) -> None:
     render_fixture(tmp_path / "a")
     render_fixture(tmp_path / "b")
     assert figures.bundle() is figures.bundle()
-    assert figures._built_bundle.cache_info().misses == 1
+    assert figures.bundle.cache_info().misses == 1
 
 
 @pytest.fixture(scope="module")

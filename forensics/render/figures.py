@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -400,27 +399,12 @@ def use_offline_renderer() -> None:
         alt.renderers.enable(OFFLINE_RENDERER)
 
 
-_BUNDLE_LOCK = threading.Lock()
-
-
+@functools.cache
 def bundle() -> str:
     """The Vega + Vega-Lite + Vega-Embed JavaScript bundled by vl-convert: built once per
-    process (it takes seconds), then reused; a build under way (`prepare_bundle`) is
-    waited for, never repeated."""
-    with _BUNDLE_LOCK:
-        return _built_bundle()
-
-
-def prepare_bundle() -> None:
-    """Start building the bundle in a background thread, unless it is built or being built,
-    so the build overlaps the caller's database queries (DuckDB releases the GIL while it
-    works; vl-convert holds it)."""
-    if not _built_bundle.cache_info().currsize and not _BUNDLE_LOCK.locked():
-        threading.Thread(target=bundle, name="kv-forensics-vega-bundle", daemon=True).start()
-
-
-@functools.cache
-def _built_bundle() -> str:
+    process, when the first page or chart needs it (it takes seconds), then reused. Not in a
+    background thread: vl-convert holds Python's lock while it builds, so no other work would
+    run meanwhile."""
     # the stub marks `snippet` required; vl-convert takes none (the bundle alone)
     js: str = vl_convert.javascript_bundle(vl_version=VL_VERSION)  # type: ignore[call-arg]
     return js.replace("</script", "<\\/script")

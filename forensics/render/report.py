@@ -84,12 +84,6 @@ def versions() -> dict[str, str]:
     return {"kv-forensics": tool["version"], "DuckDB": tool["duckdb"]}
 
 
-def prepare() -> None:
-    """Start the page's one-off set-up (building the Vega JavaScript bundle, seconds) in the
-    background, for a caller with other work to do first; `render_report` waits for it."""
-    figures.prepare_bundle()
-
-
 def render_report(
     engine: SQLEngine,
     case: Case,
@@ -103,7 +97,6 @@ def render_report(
     and the chart export are steps reported to `progress`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    prepare()  # the bundle is built while the queries below run
     with step(progress, "report: page"):
         report, timeline_spec = _page(engine, case, summary, out_dir, max_marks)
     with step(progress, "report: chart export to SVG, PNG"):
