@@ -228,6 +228,21 @@ def test_run_reports_each_stage_as_one_progress_step_in_order(tmp_path):
 
     recorder = _Recorder()
     pipeline.run(CASE_FILE, tmp_path / "out", progress=recorder)
-    # case_small has one [[source]]: one ingest step, then the analysis and the renderers
-    stages = ["ingest", "analyze", "notify", "report", "chart export"]
+    # case_small has one [[source]] (a CSV): its three ingest passes, then each analysis step,
+    # the lists and the report; steps never nest (each start is followed by its done)
+    stages = [
+        "ingest: read inputs",
+        "ingest: stage inputs",
+        "ingest: load",
+        "analyze: bands",
+        "analyze: data owners",
+        "analyze: usage classification",
+        "analyze: engine evidence",
+        "analyze: summary",
+        "analyze: coverage, assumptions, exposure range",
+        "analyze: write summary.json, exposed_requests.csv",
+        "notify: notification lists",
+        "report: page",
+        "report: chart export to SVG, PNG",
+    ]
     assert recorder.events == [e for s in stages for e in (f"start {s}", "done")]
