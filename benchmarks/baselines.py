@@ -2,7 +2,7 @@
 
 Equal work: `duckdb_equal_work` (plain DuckDB SQL) and `polars_equal_work` (Polars) compute,
 from one Parquet file of requests and the case's incident.toml, what `forensics analyze`
-computes for the bands, the exposure and the pool-walkback data owners (SPEC.md "Analyses"):
+computes for the bands, the exposure and the pool-walkback data owners (docs/decisions.md):
 the band of every request of the case's models inside the window, and every (exposed
 request, owner request) pair. Both are written here independently of forensics/ and queries/
 (neither is imported; the case file is read with tomllib), with other techniques than the
@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-DEFAULT_STATUS = 200  # SPEC.md: a request without a status counts as 200
+DEFAULT_STATUS = 200  # docs/schema.md: a request without a status counts as 200
 REQUEST_COLUMNS = (
     "request_id",
     "ts",

@@ -1,6 +1,6 @@
 """`forensics.open_case` on the hand-derived fixture case (figures from
 tests/fixtures/case_small/README.md) and on the bundled GLM-5.3 case (155 exposed, as in
-INCIDENT.md), where every figure must equal `forensics demo`'s summary.json."""
+docs/index.md), where every figure must equal `forensics demo`'s summary.json."""
 
 from __future__ import annotations
 

@@ -149,7 +149,7 @@ def test_attribution_without_bands_is_refused():
 
 
 def _walkback_oracle(rows: list[dict], exposed: list[dict], case) -> set[tuple[str, str]]:
-    """SPEC.md pool-walkback in plain Python: walk back over the node's pool, newest first,
+    """docs/decisions.md's pool-walkback in plain Python: walk back over the pool, newest first,
     while the newer candidates hold fewer tokens than the decode capacity in force."""
     from fnmatch import fnmatchcase
 

@@ -104,7 +104,7 @@ def _load(case_dir: Path) -> tuple[pl.DataFrame, dict[str, int]]:
 
 
 def _recount(case_dir: Path) -> dict:
-    """Bands, exposure and exclusions as SPEC.md defines them, from the case's own files."""
+    """Bands, exposure and exclusions as docs/decisions.md defines them, from the case's files."""
     case = tomllib.loads((case_dir / "incident.toml").read_text())
     frame, faults = _load(case_dir)
     excluded: dict[str, str] = {}

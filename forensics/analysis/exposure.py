@@ -1,4 +1,4 @@
-"""Capacity in force, bands, exclusions and the exposure count (SPEC.md "Analyses").
+"""Capacity in force, bands, exclusions and the exposure count (docs/decisions.md "Bands").
 
 `compute_bands(engine, case)` writes the case's capacity timeline, models, success statuses
 and exclusions as small `case_*` tables (through the engine's frame writer: values are data,

@@ -4,7 +4,7 @@
 `attribution_targets` (each exposed request with its decode node and the decode pool
 capacity in force) and `data_owners` (CONTRACTS.md: one row per exposed request and
 candidate request of another account). Policy `pool-walkback` or `time-window`, as in
-SPEC.md "Analyses".
+docs/decisions.md "Bands" and "Data owners".
 
 The pool of a decode node d holds the requests of the case's models that arrived inside
 the case window and were served on d with a success status: the vulnerable deployment

@@ -1,6 +1,6 @@
 """The synthetic traffic model behind `forensics sample` and the bundled GLM-5.3 case.
 
-It reproduces the reference incident's calendar (INCIDENT.md) at any size: a gateway that
+It reproduces the reference incident's calendar (docs/index.md) at any size: a gateway that
 serves `@cf/zai-org/glm-5.3` from its launch and the unaffected `@cf/zai-org/glm-5.2`
 throughout, ordinary customers with a diurnal pattern and heavy-tailed prompt lengths, a
 few long-context customers, the operator's test accounts and a security researcher.
@@ -25,7 +25,7 @@ from scipy.special import ndtr, ndtri
 
 from ..schema import BANDS
 
-# --- the incident's calendar and figures (INCIDENT.md) ------------------------------------
+# --- the incident's calendar and figures (docs/index.md) ---------------------------------
 
 
 def _us(text: str) -> int:
@@ -742,7 +742,7 @@ class Truth:
     _codes: np.ndarray | None = None
 
     def add(self, rows: Rows, accounts: Accounts) -> None:
-        """Band every glm-5.3 request of the window in this chunk, as SPEC.md defines bands."""
+        """Band every glm-5.3 request of the window in this chunk, as docs/decisions.md says."""
         if self.exposed_per_account is None:
             self.exposed_per_account = np.zeros(len(accounts.ids), dtype=np.int64)
         self.requests += len(rows["ts"])

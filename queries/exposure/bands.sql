@@ -1,7 +1,7 @@
 -- One row per request of the case's models with ts in [window_start, window_end), with the
 -- prefill capacity in force (first [[capacity]] entry in file order with role prefill whose
 -- `nodes` glob matches prefill_node, a NULL node matching only "*", and whose [start, end)
--- holds ts) and its band (SPEC.md "Analyses"). over_from is the smallest prompt over that
+-- holds ts) and its band (docs/decisions.md "Bands"). over_from is the smallest prompt over that
 -- capacity: the entry's reject_from (the engine's admission limit), else tokens + 1; a
 -- prompt fits when prompt_tokens < over_from.
 WITH scoped AS (

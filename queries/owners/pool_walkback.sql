@@ -1,6 +1,6 @@
--- Data owners, policy pool-walkback (SPEC.md "Analyses"). The pool of a decode node: the
--- requests of the case's models that arrived inside the window (the rows of `bands`) and were
--- served on it with a success status; each ends at coalesce(ts_end, ts) and holds prompt +
+-- Data owners, policy pool-walkback (docs/decisions.md "Data owners"). The pool of a decode
+-- node: the requests of the case's models that arrived inside the window (the rows of `bands`)
+-- and were served on it with a success status; each ends at coalesce(ts_end, ts) and holds prompt +
 -- completion tokens.
 -- Per node, the pool ordered by (end, request_id) has a running token sum R. For an exposed
 -- request e: the pool requests that ended strictly before e.ts hold T(e) tokens. Walking
