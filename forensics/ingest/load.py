@@ -75,8 +75,12 @@ def load_all(
             us=None if origin is None else origin // timedelta(microseconds=1),
         )
         seen: dict[str, str] = {}
+        # the inputs loaded before this call, read once: sha256 -> figures, mapping unrecorded
+        before = {
+            sha: tuple(rest) for sha, *rest in engine.rows(queries.load("ingest/inputs_before"))
+        }
         for run in _runs(engine, prepared, m):
-            if len(run) == 1 and _skip(engine, run[0][1], seen, warnings, stats):
+            if len(run) == 1 and _skip(engine, run[0][1], seen, before, warnings, stats):
                 progress.advance(run[0][1].size)
                 continue
             stats.extend(_load_run(engine, run, m, seen, warnings, failures, allow_empty))
@@ -124,32 +128,31 @@ def _skip(
     engine: DuckDBEngine,
     p: Prepared,
     seen: dict[str, str],
+    before: dict[str, tuple[Any, ...]],
     warnings: list[str],
     stats: list[InputStats],
 ) -> bool:
-    """Whether input p is not loaded now (same content loaded before, or earlier in this
-    call): then its zeros are appended to `stats`, the earlier figures in its note. An input
-    to re-ingest (`force`) has what its earlier load left deleted here."""
+    """Whether input p is not loaded now (same content loaded before this call, `before`,
+    or earlier in it, `seen`): then its zeros are appended to `stats`, the earlier figures in
+    its note. An input to re-ingest (`force`) has what its earlier load left deleted here."""
     if p.replaces is not None and p.sha256 not in seen:
         _forget(engine, p)
         warnings.append(f"{p.path}: re-ingested ({option('force')}): its earlier load was replaced")
         return False
-    if p.sha256 not in seen and not engine.scalar(
-        queries.load("ingest/seen_input"), sha256=p.sha256
-    ):
-        return False
-    prior = engine.rows(
-        "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs WHERE sha256 = $sha256",
-        sha256=p.sha256,
-    )
-    note = "already ingested (same sha256): nothing changed"
     if p.sha256 in seen:
+        prior = engine.rows(queries.load("ingest/input_figures"), sha256=p.sha256)
         note = f"same content as {seen[p.sha256]} (same sha256): nothing changed"
-    elif (_stored_input(engine, p.sha256) or ("", None))[1] is None:
-        note = (
-            "already ingested (same sha256; its mapping was not recorded): nothing "
-            f"changed; {option('force')} re-ingests it with this mapping"
-        )
+    elif p.sha256 in before:
+        *figures, unrecorded = before[p.sha256]
+        prior = [tuple(figures)]
+        note = "already ingested (same sha256): nothing changed"
+        if unrecorded:
+            note = (
+                "already ingested (same sha256; its mapping was not recorded): nothing "
+                f"changed; {option('force')} re-ingests it with this mapping"
+            )
+    else:
+        return False
     read, loaded, dups, quarantined = prior[0] if prior else (0, 0, 0, 0)
     # this call read and loaded nothing of it: zeros, and the earlier figures in the note
     note += f" (then: {read:,} read, {loaded:,} loaded, {dups:,} duplicates, "
@@ -443,20 +446,6 @@ def already(
             "and quarantine rows are replaced), or give the mapping it was loaded with",
         )
     return True
-
-
-def _stored_input(engine: DuckDBEngine, sha256: str) -> tuple[str, str | None] | None:
-    """(path, mapping digest or None when not recorded) of an input already ingested."""
-    if not engine.table_exists("inputs"):
-        return None
-    has_mapping = "mapping_sha256" in dict(engine.describe("SELECT * FROM inputs"))
-    rows = engine.rows(
-        "SELECT path, "
-        + ("mapping_sha256" if has_mapping else "NULL::VARCHAR")
-        + " FROM inputs WHERE sha256 = $sha256",
-        sha256=sha256,
-    )
-    return (rows[0][0], rows[0][1]) if rows else None
 
 
 def _forget(engine: DuckDBEngine, p: Prepared) -> None:

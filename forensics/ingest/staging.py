@@ -146,8 +146,8 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
     `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
     STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
     input's `table` is set. When the batch cannot be read, or its rows are not each file's
-    lines in order, the inputs are staged one by one (an unreadable one raises its own
-    error)."""
+    lines in order, each half is staged so, down to inputs staged one by one (an unreadable
+    one raises its own error, the first in order first)."""
     if len(items) > 1 and len({p.read_path for _, p in items}) == len(items):
         name = f"_ing_batch_{items[0][0]}"
         paths = [p.read_path for _, p in items]
@@ -180,6 +180,10 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
             )
             for _, p in items:
                 p.table = name
+            return
+        if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
+            stage_batch(engine, items[: len(items) // 2])
+            stage_batch(engine, items[len(items) // 2 :])
             return
     for i, p in items:
         p.table = stage(engine, p, i)
