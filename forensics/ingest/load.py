@@ -96,12 +96,15 @@ def _runs(
 ) -> Iterator[list[tuple[int, Prepared]]]:
     """The inputs in order, as runs loaded together: consecutive inputs of one staged batch
     whose mapping compiles alike; every other input alone."""
+    batches: dict[str, list[int]] = {}
+    for i, p in enumerate(prepared):
+        if p.table is not None and _batched(p):
+            batches.setdefault(p.table, []).append(i)
     signatures: dict[int, Any] = {}
-    for table in dict.fromkeys(p.table for p in prepared if p.table and _batched(p)):
+    for table, members in batches.items():
         structures = input_structures(engine, table, STRIDE)
-        for i, p in enumerate(prepared):
-            if p.table == table:
-                signatures[i] = signature(structures.get(i), m, i)
+        for i in members:
+            signatures[i] = signature(structures.get(i), m, i)
     run: list[tuple[int, Prepared]] = []
     for i, p in enumerate(prepared):
         if run and (
