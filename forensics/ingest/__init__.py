@@ -27,9 +27,9 @@ from ..mapping import Mapping, load_mapping, profile
 from ..progress import SILENT, Progress, step
 from ..schema import INGEST_KEYS, InputStats
 from . import inputfile, sglang
-from .inputfile import hash_file, resolve_inputs
-from .load import already, load_all
-from .staging import drop_scratch, stage
+from .inputfile import Prepared, hash_file, resolve_inputs
+from .load import already, load_all, stored_inputs
+from .staging import batchable, drop_scratch, stage, stage_batch
 from .store import export_parquet, new_db_name, publish_db
 
 __all__ = [
@@ -170,10 +170,7 @@ def ingest_into(
         # staging runs outside the transaction: rowids of committed temp tables are the
         # line order; nothing is written to the database file yet
         with step(progress, "ingest: stage inputs", sum(p.size for p in prepared), "bytes") as bar:
-            for i, p in enumerate(prepared):
-                if not already(engine, p, prepared[:i], m, force):
-                    p.table = stage(engine, p, i, m.csv)
-                bar.advance(p.size)
+            _stage_all(engine, prepared, m, force, bar)
         with step(progress, "ingest: load", sum(p.size for p in prepared), "bytes") as bar:
             report.warnings.extend(
                 load_all(engine, prepared, m, report.inputs, bar, allow_empty=allow_empty)
@@ -184,6 +181,44 @@ def ingest_into(
     if to_parquet is not None:
         export_parquet(engine, to_parquet)
     return report
+
+
+BATCH_BYTES = 16 << 20  # inputs below this size are staged in batches (one read for many)
+
+
+def _stage_all(
+    engine: DuckDBEngine, prepared: list[Prepared], m: Mapping, force: bool, bar: Progress
+) -> None:
+    """Stage each input to load (`stage`), in order; consecutive small JSONL inputs together
+    (`stage_batch`: one read rather than a few statements each). An input already ingested is
+    skipped (`already`); its refusal is raised after the inputs before it are staged, so that
+    an earlier input's read error comes first, as when each is staged in turn."""
+    stored = stored_inputs(engine)
+    earlier: set[str] = set()
+    batch: list[tuple[int, Prepared]] = []
+
+    def flush() -> None:
+        if batch:
+            stage_batch(engine, batch)
+            bar.advance(sum(p.size for _, p in batch))
+            batch.clear()
+
+    for i, p in enumerate(prepared):
+        try:
+            skip = already(p, earlier, stored, m, force)
+        except InputError:
+            flush()
+            raise
+        earlier.add(p.sha256)
+        if skip:
+            bar.advance(p.size)
+        elif batchable(p) and p.replaces is None and p.size < BATCH_BYTES:
+            batch.append((i, p))
+        else:
+            flush()
+            p.table = stage(engine, p, i, m.csv)
+            bar.advance(p.size)
+    flush()
 
 
 def _bytes(files: list[Path]) -> int:

@@ -37,6 +37,30 @@ def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
     return json.loads(text) if text else None
 
 
+def input_structures(engine: DuckDBEngine, table: str, stride: int) -> dict[int, Any]:
+    """The merged structure of each input's JSON objects in the staged batch `table` (input
+    index -> structure; an input with no JSON object is left out)."""
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_json" AS SELECT * FROM "{table}"')
+    rows = engine.rows(queries.load("ingest/input_structures"), stride=stride)
+    return {int(inp): json.loads(text) for inp, text in rows if text}
+
+
+def signature(structure: Any, m: Mapping, i: int) -> Any:
+    """What `compile_mapping` makes of the mapping on a JSONL input of this merged
+    `structure` (input index i): inputs of equal signatures compile to the same SQL, so
+    they load as one run. Without { sql } sources the structure matters only through which
+    mapped paths it has (`_json_has`); with them, the structure itself, and an input whose
+    records disagree on some value's JSON type (`JSON` in it, settled by its own records'
+    majority) compiles alone."""
+    if structure is None:
+        return ("none",)
+    if m.sql_sources():
+        text = json.dumps(structure, sort_keys=True)
+        return ("alone", i) if '"JSON"' in text else ("structure", text)
+    paths = [s.value for s in (*m.fields.values(), *m.extra.values()) if s.kind == "path"]
+    return ("paths", tuple(_json_has(structure, str(path)) for path in paths))
+
+
 def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     """The mapping `m` on staged input `p` (view `_ing_src`), as `Compiled`: the fields
     used, the SELECT of the mapped records (__row, __raw, __err, __dup, __sqlerr, v_<field>

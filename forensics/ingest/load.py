@@ -1,12 +1,16 @@
 """The load transaction: every prepared input of one ingest call is loaded, its records
 accounted for, in one transaction (a failure leaves the database as it was).
 
-Per input (`_one`): each record's mapped request_id is hashed once (`ids.sql`); ids that
-repeat in the input or are already in `requests` (`keys.sql`) have their records typed and
-compared by content first (`classify.sql`); then every other valid record and the first of
-each repeated id are loaded straight from the source in one pass (`load_direct.sql`); records
-left over are found (`rest.sql`) and typed again for their reason. rows_read = rows_loaded +
-duplicates + quarantined, or the load raises (a bug, never the input's fault).
+Inputs load in runs (`_load_run`): one input, or consecutive inputs staged in one batch
+whose mapping compiles alike; a record's __row is its input's index * STRIDE + its line,
+so a run's records meet in input order as if each input loaded after the one before, and
+each input's figures are counted by GROUP BY. Per run: each record's mapped request_id is
+hashed once (`ids.sql`); ids that repeat in the run or are already in `requests`
+(`keys.sql`) have their records typed and compared by content first (`classify.sql`); then
+every other valid record and the first of each repeated id are loaded straight from the
+source in one pass (`load_direct.sql`); records left over are found (`rest.sql`) and typed
+again for their reason. rows_read = rows_loaded + duplicates + quarantined per input, or
+the load raises (a bug, never the input's fault).
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from ..errors import InputError, first_line, option
 from ..mapping import Mapping, mapping_digest
 from ..progress import Progress
 from ..schema import InputStats
-from .compile import Compiled, compile_mapping
+from .compile import Compiled, compile_mapping, input_structures, signature
 from .inputfile import Prepared
-from .staging import read_error, temp_table, temp_table_sql
+from .staging import STRIDE, read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -44,7 +48,12 @@ def load_all(
     """Load every staged input in one transaction, appending each one's accounting to
     `stats` (bytes reported to `progress`); returns the warnings. An input none of whose
     records can be read as mapped (every one quarantined for a failed check) is refused
-    (InputError naming its top reasons; the transaction rolls back) unless `allow_empty`."""
+    (InputError naming its top reasons; the transaction rolls back) unless `allow_empty`.
+
+    Inputs staged in one batch whose mapping compiles alike (`signature`) load as one run:
+    each statement runs once for the run, and each input's figures are counted by its
+    index (__row // STRIDE). Records meet in the order of input, then line, as when each
+    input loads after the one before: the first record of an id in the run is loaded."""
     warnings: list[str] = []
     failures: list[_SqlFailures] = []
     with engine.transaction():
@@ -66,13 +75,94 @@ def load_all(
             us=None if origin is None else origin // timedelta(microseconds=1),
         )
         seen: dict[str, str] = {}
-        for p in prepared:
-            stats.append(_one(engine, p, m, seen, warnings, failures, allow_empty))
-            progress.advance(p.size)
+        # the inputs loaded before this call, read once: sha256 -> figures, mapping unrecorded
+        before = {
+            sha: tuple(rest) for sha, *rest in engine.rows(queries.load("ingest/inputs_before"))
+        }
+        for run in _runs(engine, prepared, m):
+            if len(run) == 1 and _skip(engine, run[0][1], seen, before, warnings, stats):
+                progress.advance(run[0][1].size)
+                continue
+            stats.extend(_load_run(engine, run, m, seen, warnings, failures, allow_empty))
+            progress.advance(sum(p.size for _, p in run))
     # after the commit: a statement that fails inside a transaction aborts it
     for failed in failures:
         warnings.extend(failed.explain(engine))
     return warnings
+
+
+def _runs(
+    engine: DuckDBEngine, prepared: list[Prepared], m: Mapping
+) -> Iterator[list[tuple[int, Prepared]]]:
+    """The inputs in order, as runs loaded together: consecutive inputs of one staged batch
+    whose mapping compiles alike; every other input alone."""
+    batches: dict[str, list[int]] = {}
+    for i, p in enumerate(prepared):
+        if p.table is not None and _batched(p):
+            batches.setdefault(p.table, []).append(i)
+    signatures: dict[int, Any] = {}
+    for table, members in batches.items():
+        structures = input_structures(engine, table, STRIDE)
+        for i in members:
+            signatures[i] = signature(structures.get(i), m, i)
+    run: list[tuple[int, Prepared]] = []
+    for i, p in enumerate(prepared):
+        if run and (
+            i not in signatures
+            or p.table != run[-1][1].table
+            or signatures[i] != signatures.get(run[-1][0])
+        ):
+            yield run
+            run = []
+        run.append((i, p))
+        if i not in signatures:
+            yield run
+            run = []
+    if run:
+        yield run
+
+
+def _batched(p: Prepared) -> bool:
+    """Whether p was staged in a batch (`staging.stage_batch`) and is to be loaded."""
+    return p.table is not None and p.table.startswith("_ing_batch_") and p.replaces is None
+
+
+def _skip(
+    engine: DuckDBEngine,
+    p: Prepared,
+    seen: dict[str, str],
+    before: dict[str, tuple[Any, ...]],
+    warnings: list[str],
+    stats: list[InputStats],
+) -> bool:
+    """Whether input p is not loaded now (same content loaded before this call, `before`,
+    or earlier in it, `seen`): then its zeros are appended to `stats`, the earlier figures in
+    its note. An input to re-ingest (`force`) has what its earlier load left deleted here."""
+    if p.replaces is not None and p.sha256 not in seen:
+        _forget(engine, p)
+        warnings.append(f"{p.path}: re-ingested ({option('force')}): its earlier load was replaced")
+        return False
+    if p.sha256 in seen:
+        prior = engine.rows(queries.load("ingest/input_figures"), sha256=p.sha256)
+        note = f"same content as {seen[p.sha256]} (same sha256): nothing changed"
+    elif p.sha256 in before:
+        *figures, unrecorded = before[p.sha256]
+        prior = [tuple(figures)]
+        note = "already ingested (same sha256): nothing changed"
+        if unrecorded:
+            note = (
+                "already ingested (same sha256; its mapping was not recorded): nothing "
+                f"changed; {option('force')} re-ingests it with this mapping"
+            )
+    else:
+        return False
+    read, loaded, dups, quarantined = prior[0] if prior else (0, 0, 0, 0)
+    # this call read and loaded nothing of it: zeros, and the earlier figures in the note
+    note += f" (then: {read:,} read, {loaded:,} loaded, {dups:,} duplicates, "
+    note += f"{quarantined:,} quarantined)"
+    warnings.append(f"{p.path}: {note}")
+    stats.append(InputStats(p.path, p.sha256, p.size, 0, 0, 0, 0, p.fmt, note))
+    return True
 
 
 def _refuse_empty(stats: InputStats, m: Mapping, allow_empty: bool, warnings: list[str]) -> None:
@@ -96,51 +186,35 @@ def _refuse_empty(stats: InputStats, m: Mapping, allow_empty: bool, warnings: li
     )
 
 
-def _one(
+def _load_run(
     engine: DuckDBEngine,
-    p: Prepared,
+    run: list[tuple[int, Prepared]],
     m: Mapping,
     seen: dict[str, str],
     warnings: list[str],
     failures: list[_SqlFailures],
     allow_empty: bool = False,
-) -> InputStats:
-    if p.replaces is not None and p.sha256 not in seen:
-        _forget(engine, p)
-        warnings.append(f"{p.path}: re-ingested ({option('force')}): its earlier load was replaced")
-    elif p.sha256 in seen or engine.scalar(queries.load("ingest/seen_input"), sha256=p.sha256):
-        prior = engine.rows(
-            "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
-            "WHERE sha256 = $sha256",
-            sha256=p.sha256,
-        )
-        note = "already ingested (same sha256): nothing changed"
-        if p.sha256 in seen:
-            note = f"same content as {seen[p.sha256]} (same sha256): nothing changed"
-        elif (_stored_input(engine, p.sha256) or ("", None))[1] is None:
-            note = (
-                "already ingested (same sha256; its mapping was not recorded): nothing "
-                f"changed; {option('force')} re-ingests it with this mapping"
-            )
-        read, loaded, dups, quarantined = prior[0] if prior else (0, 0, 0, 0)
-        # this call read and loaded nothing of it: zeros, and the earlier figures in the note
-        note += f" (then: {read:,} read, {loaded:,} loaded, {dups:,} duplicates, "
-        note += f"{quarantined:,} quarantined)"
-        warnings.append(f"{p.path}: {note}")
-        return InputStats(p.path, p.sha256, p.size, 0, 0, 0, 0, p.fmt, note)
-    seen[p.sha256] = p.path
+) -> list[InputStats]:
+    """Load a run of staged inputs (`_runs`; most often one input) and account for each."""
+    first, p = run[0]
+    for _, q in run:
+        seen[q.sha256] = q.path
     src = f'SELECT * FROM "{p.table}"'
+    if _batched(p):  # the run's inputs of the batch: its rows by index
+        src += f" WHERE __row >= {first * STRIDE} AND __row < {(run[-1][0] + 1) * STRIDE}"
     _source(engine, src)
     compiled = compile_mapping(engine, p, m)
     params = dict(compiled.params)
     raw_sql = compiled.raw_select
     params.update(
         id_mapped="request_id" in compiled.fields,
-        id_prefix=p.sha256[:16],
+        id_prefixes=[q.sha256[:16] for _, q in run],
+        sources=[q.source for _, q in run],
+        stride=STRIDE,
+        base=first,
         unit=m.unit,
         tz=m.timezone,
         default_status=schema.DEFAULT_STATUS,
-        source=p.source,
         max_text_bytes=schema.MAX_TEXT_BYTES,
         max_tokens=schema.MAX_TOKENS,
     )
@@ -151,11 +225,14 @@ def _one(
         # records, typed and compared; 2. every other valid record and the first of each
         # repeated id, loaded straight from the source in one pass (no staged copy);
         # 3. when records are left over, those (each has a reason), typed again: few
-        read = engine.scalar(f"SELECT count(*) FROM ({src})")
-        if read == 0:
-            raise InputError(
-                "the file holds no records", where=p.path, fix="check the export; remove it"
-            )
+        counts = dict(engine.rows(queries.load("ingest/read_counts"), stride=STRIDE))
+        for i, q in run:
+            if not counts.get(i):
+                raise InputError(
+                    "the file holds no records", where=q.path, fix="check the export; remove it"
+                )
+        read = sum(counts.values())
+        temp_table(engine, "_ing_run", "ingest/run_inputs", inps=[i for i, _ in run], **params)
         temp_table_sql(engine, "_ing_ids", mapped + _select("ingest/ids"), params)
         temp_table(engine, "_ing_keys", "ingest/keys")
         temp_table(engine, "_ing_cand", "ingest/candidates")
@@ -163,7 +240,7 @@ def _one(
         _source(engine, src, "__row IN (SELECT __row FROM _ing_cand)")
         temp_table_sql(engine, "_ing_typed", mapped + typed, params)
         temp_table(engine, "_ing_special", "ingest/classify")
-        temp_table(engine, "_ing_prior", "ingest/prior", source=p.source)
+        temp_table(engine, "_ing_prior", "ingest/prior")
         _source(engine, src)
         direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")
         # DuckDB pushes `failed IS NULL` below the typed projection by inlining the whole
@@ -172,8 +249,12 @@ def _one(
         with engine.settings(disabled_optimizers="filter_pushdown"):
             loaded = engine.rows(f"INSERT INTO requests {direct}", **params)[0][0]
         skipped = engine.scalar("SELECT count(*) FROM _ing_special WHERE outcome <> 'load'")
+        loaded_by: dict[int, int] = {first: loaded}
+        if read != loaded + skipped or len(run) > 1:
+            temp_table(engine, "_ing_loaded", "ingest/loaded", stride=STRIDE)
+            loaded_by = dict(engine.rows(queries.load("ingest/loaded_counts"), stride=STRIDE))
         if read != loaded + skipped:
-            temp_table(engine, "_ing_rest", "ingest/rest", source=p.source)
+            temp_table(engine, "_ing_rest", "ingest/rest")
             _source(
                 engine,
                 src,
@@ -199,44 +280,67 @@ def _one(
                 "(source_row BIGINT, raw VARCHAR, reason VARCHAR)"
             )
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_out" AS {queries.load("ingest/out")}')
-    dups, quarantined = engine.rows(queries.load("ingest/counts"))[0]
-    if read != loaded + dups + quarantined:  # a bug, never the input's fault
-        raise RuntimeError(
-            f"{p.path}: {read} records read but {loaded} loaded, {dups} duplicates and "
-            f"{quarantined} quarantined"
-        )
-    reasons: tuple[tuple[str, int], ...] = ()
-    if quarantined:
+    outcomes = {
+        int(i): (int(d), int(q), int(c))
+        for i, d, q, c in engine.rows(queries.load("ingest/counts"), stride=STRIDE)
+    }
+    for i, q in run:
+        dups, quarantined, _ = outcomes.get(i, (0, 0, 0))
+        if counts[i] != loaded_by.get(i, 0) + dups + quarantined:  # a bug, never the input's
+            raise RuntimeError(
+                f"{q.path}: {counts[i]} records read but {loaded_by.get(i, 0)} loaded, {dups} "
+                f"duplicates and {quarantined} quarantined"
+            )
+    reasons: dict[int, list[tuple[str, int]]] = {}
+    if any(q for _, q, _ in outcomes.values()):
         # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw`
         # on __row); `raw_sql` reads only those
         engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
-        engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, source=p.source)
-        engine.run("ingest/insert_quarantine_values", source=p.source)
-        reasons = tuple(
-            (str(reason), int(n)) for reason, n in engine.rows(queries.load("ingest/top_reasons"))
-        )
+        engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, **params)
+        engine.run("ingest/insert_quarantine_values", **params)
+        for i, reason, n in engine.rows(queries.load("ingest/top_reasons"), stride=STRIDE):
+            reasons.setdefault(int(i), []).append((str(reason), int(n)))
         if compiled.sql_checks:
-            failures.append(_SqlFailures(p, compiled, params, engine.rows(_SQL_FAILED)))
-    stats = InputStats(
-        p.path, p.sha256, p.size, read, loaded, dups, quarantined, p.fmt, p.note, reasons
-    )
-    if loaded == 0 and quarantined == read and not engine.scalar(queries.load("ingest/conflicts")):
-        _refuse_empty(stats, m, allow_empty, warnings)
+            by_input: dict[int, list[tuple[Any, ...]]] = {}
+            for i, *failed in engine.rows(queries.load("ingest/sql_failed"), stride=STRIDE):
+                by_input.setdefault(int(i), []).append(tuple(failed))
+            for i, q in run:
+                if i in by_input:
+                    failures.append(_SqlFailures(q, compiled, params, by_input[i]))
+    out = []
+    for i, q in run:
+        dups, quarantined, conflicts = outcomes.get(i, (0, 0, 0))
+        loaded_i = loaded_by.get(i, 0)
+        stats = InputStats(
+            q.path,
+            q.sha256,
+            q.size,
+            counts[i],
+            loaded_i,
+            dups,
+            quarantined,
+            q.fmt,
+            q.note,
+            tuple(reasons.get(i, ())),
+        )
+        if loaded_i == 0 and quarantined == counts[i] and not conflicts:
+            _refuse_empty(stats, m, allow_empty, warnings)
+        out.append(stats)
     engine.run(
         "ingest/insert_input",
-        path=p.source,
-        sha256=p.sha256,
-        bytes=p.size,
-        rows_read=read,
-        rows_loaded=loaded,
-        duplicates=dups,
-        quarantined=quarantined,
-        format=p.fmt,
-        note=p.note,
+        paths=[q.source for _, q in run],
+        sha256s=[q.sha256 for _, q in run],
+        bytes=[q.size for _, q in run],
+        rows_read=[s.rows_read for s in out],
+        rows_loaded=[s.rows_loaded for s in out],
+        duplicates=[s.duplicates for s in out],
+        quarantined=[s.quarantined for s in out],
+        formats=[q.fmt for _, q in run],
+        notes=[q.note for _, q in run],
         mapping_sha256=mapping_digest(m),
         fields=",".join(f.name for f in schema.REQUEST_FIELDS if f.name in compiled.fields),
     )
-    return stats
+    return out
 
 
 @contextlib.contextmanager
@@ -262,12 +366,6 @@ def _source(engine: DuckDBEngine, src: str, where: str | None = None) -> None:
 def _select(query: str) -> str:
     """A query file as a subquery, to follow the caller's WITH (its CTEs stay visible)."""
     return f"SELECT * FROM ({queries.load(query)})"
-
-
-_SQL_FAILED = (
-    "SELECT reason, count(*), min(source_row) FROM _ing_out "
-    "WHERE starts_with(reason, 'sql of ') GROUP BY reason ORDER BY reason"
-)
 
 
 @dataclass
@@ -296,7 +394,7 @@ class _SqlFailures:
                 why = first_line(e)
             warnings.append(
                 f"{self.p.path}: sql of {label} failed on {count:,} record(s), quarantined; "
-                f"row {row}: {why}"
+                f"row {int(row) % STRIDE}: {why}"
             )
         return warnings
 
@@ -309,19 +407,34 @@ def _mapping_error(m: Mapping, p: Prepared, e: Exception) -> InputError:
     )
 
 
+def stored_inputs(engine: DuckDBEngine) -> dict[str, tuple[str, str | None]]:
+    """Every input already ingested: sha256 -> (path, mapping digest or None when not
+    recorded), read once for the `already` checks of one call."""
+    if not engine.table_exists("inputs"):
+        return {}
+    has_mapping = "mapping_sha256" in dict(engine.describe("SELECT * FROM inputs"))
+    rows = engine.rows(
+        "SELECT sha256, path, "
+        + ("mapping_sha256" if has_mapping else "NULL::VARCHAR")
+        + " FROM inputs"
+    )
+    return {sha: (path, digest) for sha, path, digest in rows}
+
+
 def already(
-    engine: DuckDBEngine,
     p: Prepared,
-    earlier: list[Prepared],
+    earlier: set[str],
+    stored: dict[str, tuple[str, str | None]],
     m: Mapping,
     force: bool = False,
 ) -> bool:
-    """Whether this input's content was ingested before (or is earlier in this call) and is
-    to be skipped. Loaded with another mapping: InputError, unless `force`, which marks it
-    to be re-ingested (`p.replaces`)."""
-    if any(e.sha256 == p.sha256 for e in earlier):
+    """Whether this input's content was ingested before (`stored`, from `stored_inputs`) or
+    is earlier in this call (its sha256 in `earlier`), and is to be skipped. Loaded with
+    another mapping: InputError, unless `force`, which marks it to be re-ingested
+    (`p.replaces`)."""
+    if p.sha256 in earlier:
         return True
-    prior = _stored_input(engine, p.sha256)
+    prior = stored.get(p.sha256)
     if prior is None:
         return False
     path, stored_mapping = prior
@@ -336,20 +449,6 @@ def already(
             "and quarantine rows are replaced), or give the mapping it was loaded with",
         )
     return True
-
-
-def _stored_input(engine: DuckDBEngine, sha256: str) -> tuple[str, str | None] | None:
-    """(path, mapping digest or None when not recorded) of an input already ingested."""
-    if not engine.table_exists("inputs"):
-        return None
-    has_mapping = "mapping_sha256" in dict(engine.describe("SELECT * FROM inputs"))
-    rows = engine.rows(
-        "SELECT path, "
-        + ("mapping_sha256" if has_mapping else "NULL::VARCHAR")
-        + " FROM inputs WHERE sha256 = $sha256",
-        sha256=sha256,
-    )
-    return (rows[0][0], rows[0][1]) if rows else None
 
 
 def _forget(engine: DuckDBEngine, p: Prepared) -> None:

@@ -1,6 +1,11 @@
 """Staging: each input made readable to the load as temp view or table `_ing_src_<i>`
 (__row, __err, __raw and the source's columns), before the transaction; and the cleanup of
-every temp object ingest made (names start with `_ing_`)."""
+every temp object ingest made (names start with `_ing_`).
+
+`__row` is the input's index i in the ingest call times STRIDE plus the record's line (row):
+ordered by it, records are in input order, then line order, and one table can hold many
+inputs. Small JSONL inputs are staged together (`stage_batch`): one read of all their files
+rather than a few statements each, whose planning cost dominated files of 100 records."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared
 
+STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
+
 
 def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None = None) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
@@ -23,8 +30,8 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
     # limit is only a backstop; it reads in buffers of two lines' worth, at least 32 MiB
     # (its default of 16 lines is more than a modest memory limit allows)
-    read_limit = inputfile.MAX_LINE_SIZE + 1024
-    sizes = {"max_line_size": read_limit, "buffer_size": max(2 * read_limit, 32 << 20)}
+    sizes = _sizes()
+    base = i * STRIDE  # an integer of ours, in the views' text (views take no parameters)
     try:
         side = f"_ing_side_{i}"
         if p.side is not None:
@@ -43,6 +50,7 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
                     "ingest/json_records",
                     path=p.read_path,
                     delim=inputfile.LINE_DELIM,
+                    filename=False,
                     **sizes,
                 )
             # rowid is the 0-based line number (blank lines kept in the table, not records);
@@ -50,12 +58,13 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
             table = f"_ing_src_{i}"
             if p.side is None:
                 engine.execute(
-                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + 1 AS __row, '
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + {base + 1} AS __row, '
                     f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
                 )
             else:
                 engine.execute(
-                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT j.rowid + 1 AS __row, '
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT '
+                    f"j.rowid + {base + 1} AS __row, "
                     "j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
                     "CASE WHEN s.line IS NULL THEN j.__raw "
                     "ELSE CAST(json_object('bytes', s.bytes) AS VARCHAR) END AS __raw "
@@ -96,8 +105,9 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
             )
             temp_table(engine, "_ing_csv_valid", "ingest/csv_records", header_lines=d.header_lines)
             engine.execute(
-                'CREATE OR REPLACE TEMP TABLE "_ing_src" AS SELECT * FROM _ing_csv_valid '
-                "UNION ALL BY NAME SELECT * EXCLUDE (__q) FROM _ing_csv_rejects"
+                'CREATE OR REPLACE TEMP TABLE "_ing_src" AS SELECT * REPLACE '
+                f"(CAST(__row + {base} AS BIGINT) AS __row) FROM (SELECT * FROM _ing_csv_valid "
+                "UNION ALL BY NAME SELECT * EXCLUDE (__q) FROM _ing_csv_rejects)"
             )
         else:
             # a view over the file: the typed pass reads it once, no staged copy (at 20M rows
@@ -106,7 +116,10 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
             table = f"_ing_src_{i}"
             engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
             sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
-            engine.execute(f'CREATE OR REPLACE TEMP VIEW "{table}" AS {sql}')
+            engine.execute(
+                f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT * REPLACE '
+                f"(CAST(__row + {base} AS BIGINT) AS __row) FROM ({sql})"
+            )
             return table
         table = f"_ing_src_{i}"
         engine.execute(f'DROP TABLE IF EXISTS temp."{table}"')
@@ -114,6 +127,66 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
         return table
     except duckdb.Error as e:
         raise read_error(p, e) from None
+
+
+def _sizes() -> dict[str, int]:
+    """max_line_size and buffer_size of DuckDB's line reader."""
+    read_limit = inputfile.MAX_LINE_SIZE + 1024
+    return {"max_line_size": read_limit, "buffer_size": max(2 * read_limit, 32 << 20)}
+
+
+def batchable(p: Prepared) -> bool:
+    """Whether input p can be staged in a batch with others (`stage_batch`): JSONL that was
+    not rewritten (a rewrite's side table of replaced lines is per input)."""
+    return p.fmt == "jsonl" and p.side is None
+
+
+def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None:
+    """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
+    `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
+    STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
+    input's `table` is set. When the batch cannot be read, or its rows are not each file's
+    lines in order, each half is staged so, down to inputs staged one by one (an unreadable
+    one raises its own error, the first in order first)."""
+    if len(items) > 1 and len({p.read_path for _, p in items}) == len(items):
+        name = f"_ing_batch_{items[0][0]}"
+        paths = [p.read_path for _, p in items]
+        try:
+            with engine.settings(preserve_insertion_order=True):
+                temp_table(
+                    engine,
+                    "_ing_lines",
+                    "ingest/json_records",
+                    path=paths,
+                    delim=inputfile.LINE_DELIM,
+                    filename=True,
+                    **_sizes(),
+                )
+            files = f"{name}_files"
+            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
+            lines = f"{name}_lines"
+            engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
+            engine.execute(f'ALTER TABLE temp."_ing_lines" RENAME TO "{lines}"')
+            spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
+        except duckdb.Error:
+            spans = [(False,)]
+        if all(ok for (ok,) in spans):
+            engine.execute(
+                f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
+                f"f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, "
+                "l.__j, l.__shape, l.__err, l.__raw "
+                f'FROM "{lines}" AS l JOIN "{files}" AS f ON f.path = l.filename '
+                "WHERE NOT l.__blank"
+            )
+            for _, p in items:
+                p.table = name
+            return
+        if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
+            stage_batch(engine, items[: len(items) // 2])
+            stage_batch(engine, items[len(items) // 2 :])
+            return
+    for i, p in items:
+        p.table = stage(engine, p, i)
 
 
 def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> None:

@@ -1,4 +1,4 @@
--- The values of one input's quarantined records (`_ing_out` outcome quarantine or conflict,
+-- The values of the run's quarantined records (`_ing_out` outcome quarantine or conflict,
 -- typed in `_ing_typed`) that can be read as mapped, each NULL unless it passes its own
 -- check: ts (parsed), prompt_tokens (an integer >= 0), status (an integer that fits, as
 -- given: a missing status stays NULL here, not the default), request_id, account_id, model
@@ -6,8 +6,8 @@
 -- none). A record that could not be parsed has none.
 INSERT INTO quarantine_values
 SELECT
-    $source,
-    o.source_row,
+    $sources[o.source_row // $stride - $base + 1],
+    o.source_row % $stride,
     t.request_id,
     t.ts,
     t.account_id,

@@ -4,7 +4,8 @@
 -- (its text may hold prompts). Blank lines (NULL here) are kept as rows flagged __blank, so
 -- that with preserve_insertion_order the table's rowid is the 0-based line number; they are
 -- not records. The delimiter is a byte sequence that never occurs in a JSON line (inputs
--- holding it are rewritten first): each line is read whole.
+-- holding it are rewritten first): each line is read whole. $path may list several files
+-- (a batch of small inputs): with $filename each row also names its file (`filename`).
 SELECT
     CASE WHEN object THEN line END AS __j,
     CASE WHEN object THEN shape END AS __shape,
@@ -12,7 +13,8 @@ SELECT
     CASE
         WHEN NOT blank AND NOT object THEN CAST(json_object('bytes', strlen(line)) AS VARCHAR)
     END AS __raw,
-    blank AS __blank
+    blank AS __blank,
+    * EXCLUDE (line, shape, blank, object)  -- filename, when asked for
 FROM (
     SELECT
         *,
@@ -26,7 +28,8 @@ FROM (
         SELECT
             line,
             CAST(try(json_structure(line)) AS VARCHAR) AS shape,
-            line IS NULL OR trim(line) = '' AS blank
+            line IS NULL OR trim(line) = '' AS blank,
+            * EXCLUDE (line)  -- filename, when asked for
         FROM read_csv(
             $path,
             columns = {'line': 'VARCHAR'},
@@ -37,7 +40,8 @@ FROM (
             auto_detect = false,
             strict_mode = false,
             max_line_size = $max_line_size,
-            buffer_size = $buffer_size
+            buffer_size = $buffer_size,
+            filename = $filename
         )
     )
 )

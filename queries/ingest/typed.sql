@@ -9,6 +9,9 @@
 -- text field longer than $max_text_bytes bytes, a token count of $max_tokens or more, and an
 -- end before the start are refused; `__dup` (a mapped JSON key the record repeats) and
 -- `__sqlerr` (a { sql } field whose expression failed on the record) come from the mapping.
+-- The records may be of several inputs (a load run): source_row is the input's index *
+-- $stride + its row; a record without a mapped request_id is named by its input's sha256
+-- prefix ($id_prefixes, the run's from input $base on) and its row.
 WITH typed AS (
     SELECT
         __row AS source_row,
@@ -16,7 +19,11 @@ WITH typed AS (
         __err,
         __dup,
         __sqlerr,
-        coalesce(v_request_id, CASE WHEN NOT $id_mapped THEN $id_prefix || ':' || __row END)
+        coalesce(
+            v_request_id,
+            CASE WHEN NOT $id_mapped
+                THEN $id_prefixes[__row // $stride - $base + 1] || ':' || (__row % $stride) END
+        )
             AS request_id,
         v_request_id,
         _ing_time_n(n_ts, v_ts, $unit, $tz) AS ts,
