@@ -204,3 +204,13 @@ def test_demo_reproduces_the_reference_incident_count(runner, tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 50}
     assert result.output.count("outputs:") == 1
+
+
+def test_a_long_query_prints_nothing_on_stdout(capfd):
+    # DuckDB's own progress bar writes to stdout after progress_bar_time ms; stdout is for data
+    from forensics.engines import DuckDBEngine
+
+    with DuckDBEngine() as engine:
+        engine.execute("SET progress_bar_time = 0")
+        assert engine.scalar("SELECT count(*) FROM range(200000000) AS t(i) WHERE i % 7 = 1") > 0
+    assert capfd.readouterr().out == ""

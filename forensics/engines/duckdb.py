@@ -55,6 +55,10 @@ class DuckDBEngine:
         if failure is not None:  # raised outside the except: the one line says it all
             raise failure
         self.con.execute("SET TimeZone = 'UTC'")
+        # DuckDB's own progress bar prints to stdout, which carries data only (--json, CSV);
+        # progress is reported through forensics.progress by the front ends
+        self.con.execute("SET enable_progress_bar = false")
+        self.con.execute("SET enable_progress_bar_print = false")  # stays off if re-enabled
         # insertion order is not a contract; dropping it lets DuckDB stream and spill freely
         self.con.execute("SET preserve_insertion_order = false")
 
