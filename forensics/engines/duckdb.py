@@ -57,8 +57,11 @@ class DuckDBEngine:
         self.con.execute("SET TimeZone = 'UTC'")
         # DuckDB's own progress bar prints to stdout, which carries data only (--json, CSV);
         # progress is reported through forensics.progress by the front ends
-        self.con.execute("SET enable_progress_bar = false")
-        self.con.execute("SET enable_progress_bar_print = false")  # stays off if re-enabled
+        try:
+            self.con.execute("SET enable_progress_bar = false")
+            self.con.execute("SET enable_progress_bar_print = false")  # off if re-enabled
+        except duckdb.Error:
+            pass  # in Jupyter without ipywidgets DuckDB refuses the change; no stdout of ours
         # insertion order is not a contract; dropping it lets DuckDB stream and spill freely
         self.con.execute("SET preserve_insertion_order = false")
 
