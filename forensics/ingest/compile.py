@@ -89,12 +89,10 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
                 "(SELECT * EXCLUDE (__rec), __rec.* FROM "
                 "(SELECT *, json_transform(__j, $structure) AS __rec FROM _ing_src))"
             )
-            # only the columns the expressions read are transformed (each one costs every
-            # record its conversion), when they bind on those alone; else all, so that an
-            # error names every column the source has
+            # only the columns the expressions read are transformed (each costs every record
+            # its conversion); all when one names no column (a lambda's parameter, a typo:
+            # an error then lists every column the source has)
             params["structure"] = json.dumps(_read_by(structure, refs))
-            if not _binds(engine, m, source, params):
-                params["structure"] = json.dumps(structure)
             columns = dict(engine.describe(f"SELECT * FROM {source}", **params))
         else:
             columns = dict(engine.describe("SELECT * FROM _ing_src"))
@@ -276,23 +274,13 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
 
 def _read_by(structure: Any, refs: list[tuple[str, ...]]) -> Any:
     """The merged structure cut to the top-level keys the { sql } column references `refs`
-    name (and `extra`, which a mapping may keep): what the expressions can read."""
-    if not isinstance(structure, dict):
+    name (and `extra`, which a mapping may keep): what the expressions can read (a { sql }
+    holds no `*`: `Mapping.checked_sql`). The whole structure when a reference names no key
+    of it, or none is named (json_transform takes no empty structure)."""
+    tops = {ref[0] for ref in refs if ref}
+    if not isinstance(structure, dict) or not tops or not tops <= structure.keys():
         return structure
-    keep = {ref[0] for ref in refs if ref} | {"extra"}
-    cut = {k: v for k, v in structure.items() if k in keep}
-    return cut or structure  # json_transform takes no empty structure
-
-
-def _binds(engine: DuckDBEngine, m: Mapping, source: str, params: dict[str, Any]) -> bool:
-    """Whether every { sql } of `m` binds against `source` (errors are `validate_sql`'s)."""
-    for section, key, src in m.sql_sources():
-        try:
-            expr = m.checked_sql(section, key, src, engine)
-            engine.execute(f"SELECT (\n{expr}\n) FROM {source} LIMIT 0", **params)
-        except (duckdb.Error, InputError):
-            return False
-    return True
+    return {k: v for k, v in structure.items() if k in tops | {"extra"}}
 
 
 def _sql_failed(
