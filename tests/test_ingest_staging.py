@@ -15,7 +15,7 @@ import forensics.ingest
 from forensics.engines import DuckDBEngine
 from forensics.errors import InputError
 from forensics.ingest import ingest, inputfile
-from forensics.ingest.staging import STRIDE, ReadAhead, stage
+from forensics.ingest.staging import STRIDE, ReadAhead, stage, stage_batch
 from forensics.mapping import profile
 
 
@@ -181,3 +181,19 @@ def test_a_sql_source_naming_a_missing_column_is_told_every_column(tmp_path):
     assert e.value.fix.startswith("refer only to the source's columns: ")
     listed = e.value.fix.removeprefix("refer only to the source's columns: ").split(", ")
     assert {"id", "timestamp", "colo", "account", "usage", "latency_ms"} <= set(listed)
+
+
+def test_small_inputs_are_staged_in_one_batch(tmp_path):
+    # read together (one view for all), not one by one: each input's lines by its index
+    paths = []
+    for n in range(3):
+        path = tmp_path / f"h{n}.jsonl"
+        path.write_text(_rec(f"r{n}a") + "\n\n" + _rec(f"r{n}b") + "\n")
+        paths.append(path)
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        items = [(n, inputfile.prepare(path, m, tmp_path)) for n, path in enumerate(paths)]
+        stage_batch(engine, items)
+        assert [p.table for _, p in items] == ["_ing_batch_0"] * 3
+        rows = engine.rows('SELECT __row, __j IS NOT NULL FROM "_ing_batch_0" ORDER BY 1')
+    assert rows == [(n * STRIDE + line, True) for n in range(3) for line in (1, 3)]

@@ -220,12 +220,14 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
         name = f"_ing_batch_{items[0][0]}"
         paths = [p.read_path for _, p in items]
         try:
+            files = f"{name}_files"
             with engine.settings(preserve_insertion_order=True):
                 read_lines(engine, "_ing_lines", paths, filename=True)
+                temp_table(
+                    engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items]
+                )
                 temp_table(engine, "_ing_records", "ingest/json_records")
             engine.execute('DROP TABLE temp."_ing_lines"')
-            files = f"{name}_files"
-            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
             engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
