@@ -76,10 +76,11 @@ FORENSICS = str(Path(PY).parent / "forensics")
 GIB = 1024**3
 TARGETS = {
     "analyze_vs_duckdb_sql": 1.5,
-    "parquet_ingest_vs_bare_read": 2.0,
+    "parquet_ingest_vs_bare_read": 1.8,  # issue 24 (issue 14 asked 2x)
     "peak_rss_mb": 2048,
     "jsonl_ingest_vs_duckdb_sql_ingest": 1.25,
     "analyze_growth_20m_to_100m": 6.0,
+    "ingest_growth_20m_to_100m": 6.0,
     "many_files_vs_one_file": 2.0,
     # issue 25, at the largest size: the report stage (`forensics report`)
     "report_seconds": 30,
@@ -761,7 +762,12 @@ def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
             "met": analyze <= TARGETS["analyze_vs_duckdb_sql"],
         }
     for fmt, key, vs, target in (
-        ("parquet", "ratio_toolkit_vs_bare_read", "2x_of_bare_read", "parquet_ingest_vs_bare_read"),
+        (
+            "parquet",
+            "ratio_toolkit_vs_bare_read",
+            "1.8x_of_bare_read",
+            "parquet_ingest_vs_bare_read",
+        ),
         (
             "jsonl",
             "ratio_toolkit_vs_duckdb_sql",
@@ -798,6 +804,12 @@ def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
             "time_ratio": b["median_s"] / a["median_s"],
             "cpu_ratio": b["median_cpu_s"] / a["median_cpu_s"],
             "met": b["median_s"] / a["median_s"] <= TARGETS["analyze_growth_20m_to_100m"],
+        }
+        a, b = (by_size[n]["ingest"]["parquet"]["toolkit"] for n in (20_000_000, 100_000_000))
+        out["parquet_ingest_growth_20m_to_100m_within_6x"] = {
+            "time_ratio": b["median_s"] / a["median_s"],
+            "cpu_ratio": b["median_cpu_s"] / a["median_cpu_s"],
+            "met": b["median_s"] / a["median_s"] <= TARGETS["ingest_growth_20m_to_100m"],
         }
     report = biggest["report"]
     html_mb = report["bytes"]["report.html"] / MB

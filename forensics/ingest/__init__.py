@@ -29,7 +29,7 @@ from ..schema import INGEST_KEYS, InputStats
 from . import inputfile, sglang
 from .inputfile import Prepared, hash_file, resolve_inputs
 from .load import already, load_all, stored_inputs
-from .staging import batchable, drop_scratch, stage, stage_batch
+from .staging import ReadAhead, batchable, drop_scratch, stage, stage_batch
 from .store import export_parquet, new_db_name, publish_db
 
 __all__ = [
@@ -160,17 +160,25 @@ def ingest_into(
     scratch_dir = scratch.make_dir(temp_dir, SCRATCH_PREFIX)
     try:
         prepared = []
+        ahead = _read_ahead(engine, files, m)
         with step(progress, "ingest: read inputs", _bytes(files), "bytes") as bar:
-            for f in files:
-                prepared.append(inputfile.prepare(f, m, scratch_dir))
-                bar.advance(prepared[-1].size)
+            try:
+                for f in files:
+                    prepared.append(inputfile.prepare(f, m, scratch_dir))
+                    bar.advance(prepared[-1].size)
+            except BaseException:
+                if ahead is not None:
+                    ahead.join(cancel=True)
+                raise
+            if ahead is not None:
+                ahead.join()
         for p in prepared:
             if p.note:
                 report.warnings.append(f"{p.path}: {p.note}")
         # staging runs outside the transaction: rowids of committed temp tables are the
         # line order; nothing is written to the database file yet
         with step(progress, "ingest: stage inputs", sum(p.size for p in prepared), "bytes") as bar:
-            _stage_all(engine, prepared, m, force, bar)
+            _stage_all(engine, prepared, m, force, bar, ahead)
         with step(progress, "ingest: load", sum(p.size for p in prepared), "bytes") as bar:
             report.warnings.extend(
                 load_all(engine, prepared, m, report.inputs, bar, allow_empty=allow_empty)
@@ -186,13 +194,32 @@ def ingest_into(
 BATCH_BYTES = 16 << 20  # inputs below this size are staged in batches (one read for many)
 
 
+def _read_ahead(engine: DuckDBEngine, files: list[Path], m: Mapping) -> ReadAhead | None:
+    """The read-ahead (`staging.ReadAhead`) of the first JSONL input staged alone (of at
+    least BATCH_BYTES), started; None when there is none."""
+    for i, f in enumerate(files):
+        try:
+            size = f.stat().st_size
+        except OSError:
+            return None  # prepare reports it
+        if (m.format or inputfile.suffix_format(f)) == "jsonl" and size >= BATCH_BYTES:
+            return ReadAhead(engine, i, f).start()
+    return None
+
+
 def _stage_all(
-    engine: DuckDBEngine, prepared: list[Prepared], m: Mapping, force: bool, bar: Progress
+    engine: DuckDBEngine,
+    prepared: list[Prepared],
+    m: Mapping,
+    force: bool,
+    bar: Progress,
+    ahead: ReadAhead | None = None,
 ) -> None:
     """Stage each input to load (`stage`), in order; consecutive small JSONL inputs together
     (`stage_batch`: one read rather than a few statements each). An input already ingested is
     skipped (`already`); its refusal is raised after the inputs before it are staged, so that
-    an earlier input's read error comes first, as when each is staged in turn."""
+    an earlier input's read error comes first, as when each is staged in turn. The input
+    read ahead (`ahead`) is staged from the lines read."""
     stored = stored_inputs(engine)
     earlier: set[str] = set()
     batch: list[tuple[int, Prepared]] = []
@@ -216,7 +243,8 @@ def _stage_all(
             batch.append((i, p))
         else:
             flush()
-            p.table = stage(engine, p, i, m.csv)
+            lines = ahead.take(i, p) if ahead is not None else None
+            p.table = stage(engine, p, i, m.csv, lines=lines)
             bar.advance(p.size)
     flush()
 

@@ -29,6 +29,7 @@ class Compiled:
     sql_checks: dict[str, str]  # { sql } label (fields.ts_end) -> its expression, unguarded
     sql_source: str  # what a { sql } expression reads (its record's columns)
     sql_mixed: dict[str, list[str]]  # { sql } label -> its input columns of mixed JSON types
+    ids: str  # __row, v_request_id: `select` cut to the id (a JSON path read alone)
 
 
 def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
@@ -84,11 +85,14 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
             refs = [r for _, _, src in sql_sources for r in sql_columns(src.value, engine)]
             structure, conflicts = _settle_types(engine, structure, refs)
             # the records as columns for { sql = ... }: a subquery of the typed pass, not a copy
-            params["structure"] = json.dumps(structure)
             source = (
                 "(SELECT * EXCLUDE (__rec), __rec.* FROM "
                 "(SELECT *, json_transform(__j, $structure) AS __rec FROM _ing_src))"
             )
+            # only the columns the expressions read are transformed (each costs every record
+            # its conversion); all when one names no column (a lambda's parameter, a typo:
+            # an error then lists every column the source has)
+            params["structure"] = json.dumps(_read_by(structure, refs))
             columns = dict(engine.describe(f"SELECT * FROM {source}", **params))
         else:
             columns = dict(engine.describe("SELECT * FROM _ing_src"))
@@ -243,15 +247,40 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"
     raw_obj = f"json_object({', '.join(raw_pairs)})" if raw_pairs else "'{}'"
     raw_sql = f"SELECT __row, coalesce(__raw, CAST({raw_obj} AS VARCHAR)) AS raw FROM {raw_source}"
+    select_sql = f"SELECT {', '.join(select)} FROM {source}"
+    ids = select_sql
+    id_src = effective.get("request_id")
+    if p.fmt == "jsonl" and structure is not None and id_src is not None and id_src.kind == "path":
+        # the id alone, one path per record rather than every mapped one (the duplicate
+        # checks read only the id)
+        params["id_path"] = _json_path(str(id_src.value))
+        field = next(f for f in schema.REQUEST_FIELDS if f.name == "request_id")
+        text, _ = _typed(field, "__jid", "VARCHAR", True, m.timezone)
+        ids = (
+            f"SELECT __row, {text}::VARCHAR AS v_request_id FROM "
+            "(SELECT __row, json_extract_string(__j, $id_path) AS __jid FROM _ing_src)"
+        )
     return Compiled(
         effective,
-        f"SELECT {', '.join(select)} FROM {source}",
+        select_sql,
         params,
         raw_sql,
         dict(sql_exprs),
         sql_source,
         mixed,
+        ids,
     )
+
+
+def _read_by(structure: Any, refs: list[tuple[str, ...]]) -> Any:
+    """The merged structure cut to the top-level keys the { sql } column references `refs`
+    name (and `extra`, which a mapping may keep): what the expressions can read (a { sql }
+    holds no `*`: `Mapping.checked_sql`). The whole structure when a reference names no key
+    of it, or none is named (json_transform takes no empty structure)."""
+    tops = {ref[0] for ref in refs if ref}
+    if not isinstance(structure, dict) or not tops or not tops <= structure.keys():
+        return structure
+    return {k: v for k, v in structure.items() if k in tops | {"extra"}}
 
 
 def _sql_failed(

@@ -233,7 +233,8 @@ def _load_run(
                 )
         read = sum(counts.values())
         temp_table(engine, "_ing_run", "ingest/run_inputs", inps=[i for i, _ in run], **params)
-        temp_table_sql(engine, "_ing_ids", mapped + _select("ingest/ids"), params)
+        ids = f"WITH _ing_mapped AS NOT MATERIALIZED ({compiled.ids}) "
+        temp_table_sql(engine, "_ing_ids", ids + _select("ingest/ids"), params)
         temp_table(engine, "_ing_keys", "ingest/keys")
         temp_table(engine, "_ing_cand", "ingest/candidates")
         engine.execute('DROP TABLE temp."_ing_ids"')  # 16 bytes a record: not kept for the load

@@ -10,6 +10,8 @@ rather than a few statements each, whose planning cost dominated files of 100 re
 from __future__ import annotations
 
 import contextlib
+import threading
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -23,10 +25,18 @@ from .inputfile import Prepared
 STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
 
 
-def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None = None) -> str:
+def stage(
+    engine: DuckDBEngine,
+    p: Prepared,
+    i: int,
+    dialect: CsvDialect | None = None,
+    lines: str | None = None,
+) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
     (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file. CSV:
-    a table, read in `dialect`, the mapping's; RFC 4180 by default)."""
+    a table, read in `dialect`, the mapping's; RFC 4180 by default). `lines`: a temp table
+    of the input's lines read ahead (`read_lines`, while the input was prepared), taken over
+    rather than read again."""
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
     # limit is only a backstop; it reads in buffers of two lines' worth, at least 32 MiB
     # (its default of 16 lines is more than a modest memory limit allows)
@@ -44,15 +54,12 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
             stage = f"_ing_json_{i}"
             # rowids of the staged table are the line order
             with engine.settings(preserve_insertion_order=True):
-                temp_table(
-                    engine,
-                    stage,
-                    "ingest/json_records",
-                    path=p.read_path,
-                    delim=inputfile.LINE_DELIM,
-                    filename=False,
-                    **sizes,
-                )
+                if lines is None:
+                    read_lines(engine, "_ing_lines", p.read_path)
+                else:
+                    engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
+                temp_table(engine, stage, "ingest/json_records")
+            engine.execute('DROP TABLE temp."_ing_lines"')
             # rowid is the 0-based line number (blank lines kept in the table, not records);
             # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
@@ -129,6 +136,67 @@ def stage(engine: DuckDBEngine, p: Prepared, i: int, dialect: CsvDialect | None 
         raise read_error(p, e) from None
 
 
+def read_lines(
+    engine: DuckDBEngine, table: str, path: str | list[str], filename: bool = False
+) -> None:
+    """Temp table `table` of the lines of JSONL file(s) `path` as read (json_lines.sql),
+    rowid = 0-based line number (with `filename`, across files in the order given)."""
+    with engine.settings(preserve_insertion_order=True):
+        temp_table(
+            engine,
+            table,
+            "ingest/json_lines",
+            path=path,
+            delim=inputfile.LINE_DELIM,
+            filename=filename,
+            **_sizes(),
+        )
+
+
+class ReadAhead:
+    """The lines of one large JSONL input read into a temp table on a second thread while
+    the main thread prepares the inputs (`inputfile.prepare`: hashing and checking every
+    byte, in Python): two single-threaded passes over the same file at once. `take` hands
+    the table to `stage` when the input is staged as it was read (not rewritten, not
+    batched, not skipped); anything else is dropped with the ingest's scratch.
+
+    The engine is this thread's alone until `join`: the caller runs no statement between
+    `start` and `join` (prepare is Python only)."""
+
+    def __init__(self, engine: DuckDBEngine, index: int, path: Path) -> None:
+        self.engine = engine
+        self.index = index
+        self.path = str(path)
+        self.table = f"_ing_ahead_{index}"
+        self.ok = False
+        self.thread = threading.Thread(target=self._read, name="forensics-read-ahead")
+
+    def _read(self) -> None:
+        try:
+            read_lines(self.engine, self.table, self.path)
+            self.ok = True
+        except duckdb.Error:  # read again when staged, which reports the error as its own
+            self.ok = False
+
+    def start(self) -> ReadAhead:
+        self.thread.start()
+        return self
+
+    def join(self, cancel: bool = False) -> None:
+        """Wait for the read (`cancel`: interrupt it first; the caller is failing)."""
+        if cancel and self.thread.is_alive():
+            with contextlib.suppress(duckdb.Error):
+                self.engine.con.interrupt()
+        self.thread.join()
+
+    def take(self, i: int, p: Prepared) -> str | None:
+        """The table of input i's lines, when they are what staging p would read."""
+        if self.ok and i == self.index and p.read_path == self.path and p.side is None:
+            self.ok = False
+            return self.table
+        return None
+
+
 def _sizes() -> dict[str, int]:
     """max_line_size and buffer_size of DuckDB's line reader."""
     read_limit = inputfile.MAX_LINE_SIZE + 1024
@@ -152,21 +220,17 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
         name = f"_ing_batch_{items[0][0]}"
         paths = [p.read_path for _, p in items]
         try:
-            with engine.settings(preserve_insertion_order=True):
-                temp_table(
-                    engine,
-                    "_ing_lines",
-                    "ingest/json_records",
-                    path=paths,
-                    delim=inputfile.LINE_DELIM,
-                    filename=True,
-                    **_sizes(),
-                )
             files = f"{name}_files"
-            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
+            with engine.settings(preserve_insertion_order=True):
+                read_lines(engine, "_ing_lines", paths, filename=True)
+                temp_table(
+                    engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items]
+                )
+                temp_table(engine, "_ing_records", "ingest/json_records")
+            engine.execute('DROP TABLE temp."_ing_lines"')
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
-            engine.execute(f'ALTER TABLE temp."_ing_lines" RENAME TO "{lines}"')
+            engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
             spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
         except duckdb.Error:
             spans = [(False,)]

@@ -12,11 +12,16 @@
 -- they are ambiguous. The common forms take a fast path straight to DuckDB's cast. Naive text
 -- in a zone with clock changes must name one instant: a wall-clock time the zone passes twice
 -- (the hour after a fall-back) or never (the hour a spring-forward skips) is refused.
+-- (t bound once through a one-element list: a macro argument is copied into every use, and
+-- t is a large expression here, which made each statement slow to plan)
 CREATE OR REPLACE TEMP MACRO _ing_in_range(t) AS
-CASE
-    WHEN t >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
-        AND t <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN t
-END;
+list_transform(
+    [t],
+    lambda x: CASE
+        WHEN x >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
+            AND x <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN x
+    END
+)[1];
 
 -- an epoch number (text) in `unit` -> microseconds, NULL when not a small enough number
 CREATE OR REPLACE TEMP MACRO _ing_epoch_us(v, unit) AS

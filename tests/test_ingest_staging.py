@@ -1,0 +1,199 @@
+"""How JSONL inputs are staged (issue 24): the lines read first and parsed after, the first
+large input read on a second thread while the inputs are hashed and checked, and { sql }
+sources transforming only the columns they read. Each must give the records, line numbers,
+reasons and errors the plain path gives (expected values written out by hand below)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbrows import rows as db_rows
+
+import forensics.ingest
+from forensics.engines import DuckDBEngine
+from forensics.errors import InputError
+from forensics.ingest import ingest, inputfile
+from forensics.ingest.staging import STRIDE, ReadAhead, stage, stage_batch
+from forensics.mapping import profile
+
+
+def _rec(rid: str, tokens: int = 100) -> str:
+    return json.dumps(
+        {
+            "request_id": rid,
+            "ts": "2026-08-27T10:00:00Z",
+            "account_id": "a1",
+            "model": "m",
+            "prompt_tokens": tokens,
+        }
+    )
+
+
+# lines 1..7: a record, a blank line, a line that is not JSON, a record, an empty object,
+# a line of spaces, a JSON array (not an object)
+LINES = [_rec("r1"), "", '{"broken": ', _rec("r2"), "{}", "   ", "[1, 2]"]
+STAGED = [  # (line, is an object, reason, raw) of each record line; blank lines are none
+    (1, True, None, None),
+    (3, False, "invalid JSON", '{"bytes":11}'),
+    (4, True, None, None),
+    (5, True, None, None),
+    (7, False, "invalid JSON", '{"bytes":6}'),
+]
+
+
+def _staged(engine: DuckDBEngine, table: str) -> list[tuple]:
+    return [
+        (row % STRIDE, j is not None, err, raw)
+        for row, j, err, raw in engine.rows(
+            f'SELECT __row, __j, __err, __raw FROM "{table}" ORDER BY __row'
+        )
+    ]
+
+
+def test_an_input_read_ahead_is_staged_as_when_read_at_staging(tmp_path):
+    log = tmp_path / "a.jsonl"
+    log.write_text("\n".join(LINES) + "\n")
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        ahead = ReadAhead(engine, 0, log).start()
+        p = inputfile.prepare(log, m, tmp_path)
+        ahead.join()
+        lines = ahead.take(0, p)
+        assert lines == "_ing_ahead_0"
+        assert ahead.take(0, p) is None  # taken once
+        assert _staged(engine, stage(engine, p, 0, lines=lines)) == STAGED
+        assert _staged(engine, stage(engine, p, 1)) == STAGED  # read at staging
+
+
+def test_a_rewritten_input_is_not_staged_from_its_read_ahead(tmp_path):
+    # CR line ends: the input is rewritten before DuckDB reads it, so the lines read ahead
+    # (from the original) are not what staging reads
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(("\r\n".join(LINES) + "\r\n").encode())
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        ahead = ReadAhead(engine, 0, log).start()
+        p = inputfile.prepare(log, m, tmp_path)
+        ahead.join()
+        assert p.read_path != str(log)
+        assert ahead.take(0, p) is None
+        assert _staged(engine, stage(engine, p, 0)) == STAGED
+
+
+def test_inputs_staged_one_by_one_are_loaded_with_their_lines(tmp_path, monkeypatch):
+    # every input staged alone (none batched): the first is read ahead, the CRLF one rewritten
+    monkeypatch.setattr(forensics.ingest, "BATCH_BYTES", 0)
+    first, crlf, gz = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    first.write_text("\n".join(LINES) + "\n")
+    crlf.write_bytes((_rec("r3") + "\r\n\r\n" + _rec("r1", 7) + "\r\n").encode())
+    gz.write_text(_rec("r4") + "\n" + _rec("r2") + "\n")
+    db = tmp_path / "c.duckdb"
+    report = ingest([first, crlf, gz], db, profile="canonical")
+    got = [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs]
+    # a: r1, r2 loaded; lines 3 and 7 not JSON, line 5 ({}) has no request_id
+    # b: r3 loaded; r1 with other tokens conflicts with a's; c: r4 loaded, r2 a duplicate
+    assert got == [(5, 2, 0, 3), (2, 1, 0, 1), (2, 1, 1, 0)]
+    assert db_rows(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
+        ("r1", 1),
+        ("r2", 4),
+        ("r3", 1),
+        ("r4", 1),
+    ]
+    assert db_rows(db, "SELECT row, reason FROM quarantine ORDER BY source, row") == [
+        (3, "invalid JSON"),
+        (5, "missing required field request_id"),
+        (7, "invalid JSON"),
+        (3, "conflicting duplicate"),
+    ]
+
+
+def test_a_failed_input_while_another_is_read_ahead_leaves_no_database(tmp_path, monkeypatch):
+    monkeypatch.setattr(forensics.ingest, "BATCH_BYTES", 0)
+    big, empty = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    big.write_text("".join(_rec(f"r{n}") + "\n" for n in range(20_000)))
+    empty.write_bytes(b"")
+    db = tmp_path / "c.duckdb"
+    with pytest.raises(InputError) as e:
+        ingest([big, empty], db, profile="canonical")
+    assert e.value.where == str(empty)
+    assert "the file is empty" in str(e.value)
+    assert not db.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl"]
+
+
+MAPPING = """\
+format = "jsonl"
+
+[fields]
+request_id = "id"
+ts = "timestamp"
+account_id = "account.id"
+model = "model"
+prompt_tokens = "usage.prompt_tokens"
+ts_end = {{ sql = "{ts_end}" }}
+
+[extra]
+double = {{ sql = "usage.prompt_tokens * 2" }}
+"""
+
+
+def _gateway(tmp_path: Path, ts_end: str) -> tuple[Path, Path]:
+    log = tmp_path / "g.jsonl"
+    rows = [
+        {
+            "id": f"q{n}",
+            "timestamp": "2026-08-27T10:00:00Z",
+            "colo": "NRT",
+            "account": {"id": "a1"},
+            "model": "m",
+            "usage": {"prompt_tokens": 10 * n, "cached": 1},
+            "latency_ms": 1500 * n,
+        }
+        for n in (1, 2)
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = tmp_path / "g.mapping.toml"
+    mapping.write_text(MAPPING.format(ts_end=ts_end))
+    return log, mapping
+
+
+def test_sql_sources_read_their_columns_and_nested_ones(tmp_path):
+    log, mapping = _gateway(tmp_path, "timestamp::TIMESTAMPTZ + to_milliseconds(latency_ms)")
+    db = tmp_path / "c.duckdb"
+    ingest(log, db, mapping=mapping)
+    assert db_rows(
+        db,
+        "SELECT request_id, strftime(ts_end, '%H:%M:%S.%g'), extra->>'double' "
+        "FROM requests ORDER BY 1",
+    ) == [("q1", "10:00:01.500", "20"), ("q2", "10:00:03.000", "40")]
+
+
+def test_a_sql_source_naming_a_missing_column_is_told_every_column(tmp_path):
+    # the expression is bound on the columns it reads; when that fails the error lists every
+    # column of the records, also those no expression reads (colo)
+    log, mapping = _gateway(tmp_path, "timestamp::TIMESTAMPTZ + to_milliseconds(latncy_ms)")
+    with pytest.raises(InputError) as e:
+        ingest(log, tmp_path / "c.duckdb", mapping=mapping)
+    assert "sql of fields.ts_end names a column" in str(e.value)
+    assert e.value.fix is not None
+    assert e.value.fix.startswith("refer only to the source's columns: ")
+    listed = e.value.fix.removeprefix("refer only to the source's columns: ").split(", ")
+    assert {"id", "timestamp", "colo", "account", "usage", "latency_ms"} <= set(listed)
+
+
+def test_small_inputs_are_staged_in_one_batch(tmp_path):
+    # read together (one view for all), not one by one: each input's lines by its index
+    paths = []
+    for n in range(3):
+        path = tmp_path / f"h{n}.jsonl"
+        path.write_text(_rec(f"r{n}a") + "\n\n" + _rec(f"r{n}b") + "\n")
+        paths.append(path)
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        items = [(n, inputfile.prepare(path, m, tmp_path)) for n, path in enumerate(paths)]
+        stage_batch(engine, items)
+        assert [p.table for _, p in items] == ["_ing_batch_0"] * 3
+        rows = engine.rows('SELECT __row, __j IS NOT NULL FROM "_ing_batch_0" ORDER BY 1')
+    assert rows == [(n * STRIDE + line, True) for n in range(3) for line in (1, 3)]
