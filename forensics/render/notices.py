@@ -104,7 +104,7 @@ class Template:
         self.name = str(path) if path is not None else bundled
         if path is None:
             # the bundled templates are ours: no sandbox (its check of every attribute a
-            # template reads was a quarter of rendering 21,000 notices)
+            # template reads was about a fifth of rendering 21,000 notices)
             env = _environment(
                 jinja2.PackageLoader("forensics.render", "templates"), sandboxed=False
             )
