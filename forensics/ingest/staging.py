@@ -52,14 +52,11 @@ def stage(
             )
         if p.fmt == "jsonl":
             stage = f"_ing_json_{i}"
-            # rowids of the staged table are the line order
-            with engine.settings(preserve_insertion_order=True):
-                if lines is None:
-                    read_lines(engine, "_ing_lines", p.read_path)
-                else:
-                    engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
-                temp_table(engine, stage, "ingest/json_records")
-            engine.execute('DROP TABLE temp."_ing_lines"')
+            if lines is None:
+                read_lines(engine, "_ing_lines", p.read_path)
+            else:
+                engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
+            parse_lines(engine, stage)
             # rowid is the 0-based line number (blank lines kept in the table, not records);
             # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
@@ -153,6 +150,14 @@ def read_lines(
         )
 
 
+def parse_lines(engine: DuckDBEngine, table: str) -> None:
+    """Temp table `table` of the records of the lines in `_ing_lines` (json_records.sql),
+    in line order (its rowids are the lines'); `_ing_lines` is dropped."""
+    with engine.settings(preserve_insertion_order=True):
+        temp_table(engine, table, "ingest/json_records")
+    engine.execute('DROP TABLE temp."_ing_lines"')
+
+
 class ReadAhead:
     """The lines of one large JSONL input read into a temp table on a second thread while
     the main thread prepares the inputs (`inputfile.prepare`: hashing and checking every
@@ -221,13 +226,9 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
         paths = [p.read_path for _, p in items]
         try:
             files = f"{name}_files"
-            with engine.settings(preserve_insertion_order=True):
-                read_lines(engine, "_ing_lines", paths, filename=True)
-                temp_table(
-                    engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items]
-                )
-                temp_table(engine, "_ing_records", "ingest/json_records")
-            engine.execute('DROP TABLE temp."_ing_lines"')
+            read_lines(engine, "_ing_lines", paths, filename=True)
+            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
+            parse_lines(engine, "_ing_records")
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
             engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
