@@ -21,6 +21,7 @@ from ..errors import InputError, first_line
 from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared
+from .shape import Shape
 
 STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
 
@@ -29,12 +30,14 @@ def stage(
     engine: DuckDBEngine,
     p: Prepared,
     i: int,
+    shape: Shape,
     dialect: CsvDialect | None = None,
     lines: str | None = None,
 ) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
-    (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file. CSV:
-    a table, read in `dialect`, the mapping's; RFC 4180 by default). `lines`: a temp table
+    (JSONL: __j, __shape, each record's `shape`; a view over the staged lines. Parquet: a
+    view over the file. CSV: a table, read in `dialect`, the mapping's; RFC 4180 by
+    default). `lines`: a temp table
     of the input's lines read ahead (`read_lines`, while the input was prepared), taken over
     rather than read again."""
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
@@ -56,7 +59,7 @@ def stage(
                 read_lines(engine, "_ing_lines", p.read_path)
             else:
                 engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
-            parse_lines(engine, stage)
+            parse_lines(engine, stage, shape)
             # rowid is the 0-based line number (blank lines kept in the table, not records);
             # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
@@ -150,11 +153,17 @@ def read_lines(
         )
 
 
-def parse_lines(engine: DuckDBEngine, table: str) -> None:
+def parse_lines(engine: DuckDBEngine, table: str, shape: Shape) -> None:
     """Temp table `table` of the records of the lines in `_ing_lines` (json_records.sql),
-    in line order (its rowids are the lines'); `_ing_lines` is dropped."""
+    each with its `shape`, in line order (its rowids are the lines'); `_ing_lines` is
+    dropped."""
+    # the test of the types at the { sql } top-level columns (positions of ours, not values)
+    nested = " OR ".join(f"types[{i}] IN ('OBJECT', 'ARRAY')" for i in shape.tops) or "false"
+    sql = queries.load("ingest/json_records").replace("_ing_nested_", f"({nested})")
     with engine.settings(preserve_insertion_order=True):
-        temp_table(engine, table, "ingest/json_records")
+        temp_table_sql(
+            engine, table, sql, {"paths": shape.paths, "levels": shape.levels, "tops": shape.tops}
+        )
     engine.execute('DROP TABLE temp."_ing_lines"')
 
 
@@ -214,7 +223,7 @@ def batchable(p: Prepared) -> bool:
     return p.fmt == "jsonl" and p.side is None
 
 
-def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None:
+def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape) -> None:
     """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
     `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
     STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
@@ -228,7 +237,7 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
             files = f"{name}_files"
             read_lines(engine, "_ing_lines", paths, filename=True)
             temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
-            parse_lines(engine, "_ing_records")
+            parse_lines(engine, "_ing_records", shape)
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
             engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
@@ -247,11 +256,11 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
                 p.table = name
             return
         if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
-            stage_batch(engine, items[: len(items) // 2])
-            stage_batch(engine, items[len(items) // 2 :])
+            stage_batch(engine, items[: len(items) // 2], shape)
+            stage_batch(engine, items[len(items) // 2 :], shape)
             return
     for i, p in items:
-        p.table = stage(engine, p, i)
+        p.table = stage(engine, p, i, shape)
 
 
 def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> None:
