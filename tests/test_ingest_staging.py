@@ -64,8 +64,9 @@ def test_an_input_read_ahead_is_staged_as_when_read_at_staging(tmp_path):
         lines = ahead.take(0, p)
         assert lines == "_ing_ahead_0"
         assert ahead.take(0, p) is None  # taken once
-        assert _staged(engine, stage(engine, p, 0, shape_of(m, engine), lines=lines)) == STAGED
-        assert _staged(engine, stage(engine, p, 1, shape_of(m, engine))) == STAGED  # read at staging
+        shape = shape_of(m, engine)
+        assert _staged(engine, stage(engine, p, 0, shape, lines=lines)) == STAGED
+        assert _staged(engine, stage(engine, p, 1, shape)) == STAGED  # read at staging
 
 
 def test_a_rewritten_input_is_not_staged_from_its_read_ahead(tmp_path):
