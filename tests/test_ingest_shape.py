@@ -33,7 +33,7 @@ def _rec(rid: str, rest: str) -> str:
     return '{"id":"' + rid + '","t":"2026-01-01T01:00:00Z","a":"acct","m":"x",' + rest + "}"
 
 
-def test_the_shape_names_the_objects_holding_mapped_keys_and_the_sql_columns(tmp_path):
+def test_the_shape_reads_the_keys_of_mapped_objects_and_types_the_sql_columns(tmp_path):
     m = load_mapping(
         _mapping(
             tmp_path,
@@ -43,13 +43,20 @@ def test_the_shape_names_the_objects_holding_mapped_keys_and_the_sql_columns(tmp
     )
     with DuckDBEngine(tmp_path / "c.duckdb") as engine:
         shape = shape_of(m, engine)
-    # '$' (is it an object), the objects on mapped paths, then the { sql } columns (t, meta.lat,
-    # their top-level columns t and meta, and `extra`); a mapped leaf's type is not read
+    # the keys of the objects holding mapped keys; the types of the { sql } columns (t,
+    # meta.lat and meta on its way) and `extra`, whose top-level ones (t, meta, extra) are
+    # also read whole when they hold an object or list; a mapped value's type is not read
     assert shape == Shape(
-        paths=["$", '$."usage"', '$."meta"', '$."t"', '$."meta"."lat"', '$."extra"'],
+        paths=['$."t"', '$."meta"', '$."meta"."lat"', '$."extra"'],
         levels=["$", '$."usage"', '$."meta"'],
-        tops=[3, 4, 6],
+        tops=[1, 2, 4],
     )
+
+
+def test_without_sql_the_shape_is_the_keys_alone(tmp_path):
+    m = load_mapping(_mapping(tmp_path, 'prompt_tokens = "usage.prompt"\n'))
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        assert shape_of(m, engine) == Shape(paths=[], levels=["$", '$."usage"'], tops=[])
 
 
 def test_a_sql_column_holds_the_nested_keys_of_every_record_not_the_first_of_its_shape(tmp_path):

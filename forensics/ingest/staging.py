@@ -157,13 +157,21 @@ def parse_lines(engine: DuckDBEngine, table: str, shape: Shape) -> None:
     """Temp table `table` of the records of the lines in `_ing_lines` (json_records.sql),
     each with its `shape`, in line order (its rowids are the lines'); `_ing_lines` is
     dropped."""
-    # the test of the types at the { sql } top-level columns (positions of ours, not values)
+    # the shape's parts at positions in $paths (integers of ours, not values); no paths (no
+    # { sql } source): no types to read
     nested = " OR ".join(f"types[{i}] IN ('OBJECT', 'ARRAY')" for i in shape.tops) or "false"
-    sql = queries.load("ingest/json_records").replace("_ing_nested_", f"({nested})")
+    structures = ", ".join(f"json_structure(json_extract(line, $paths[{i}]))" for i in shape.tops)
+    sql = (
+        queries.load("ingest/json_records")
+        .replace("_ing_types_", "json_type(line, $paths)" if shape.paths else "NULL::VARCHAR[]")
+        .replace("_ing_nested_", f"({nested})")
+        .replace("_ing_structures_", f"[{structures}]::JSON[]")
+    )
+    params: dict[str, Any] = {"levels": shape.levels}
+    if shape.paths:
+        params["paths"] = shape.paths
     with engine.settings(preserve_insertion_order=True):
-        temp_table_sql(
-            engine, table, sql, {"paths": shape.paths, "levels": shape.levels, "tops": shape.tops}
-        )
+        temp_table_sql(engine, table, sql, params)
     engine.execute('DROP TABLE temp."_ing_lines"')
 
 
