@@ -35,6 +35,7 @@ class Compiled:
 
 def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
     engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_json" AS SELECT * FROM _ing_src')
+    temp_table(engine, "_ing_shapes", "ingest/shapes")
     text = engine.scalar(queries.load("ingest/json_structure"))
     return json.loads(text) if text else None
 

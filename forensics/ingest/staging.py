@@ -59,23 +59,24 @@ def stage(
                 read_lines(engine, "_ing_lines", p.read_path)
             else:
                 engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
-            parse_lines(engine, stage, shape)
-            # rowid is the 0-based line number (blank lines kept in the table, not records);
+            # the lines' rowids are their 0-based numbers (blank lines are rows, not records)
+            parse_lines(
+                engine, stage, shape, f"SELECT rowid + {base + 1} AS __row, line FROM _ing_lines"
+            )
             # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
             if p.side is None:
                 engine.execute(
-                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + {base + 1} AS __row, '
-                    f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT '
+                    f'__row, __j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
                 )
             else:
                 engine.execute(
                     f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT '
-                    f"j.rowid + {base + 1} AS __row, "
-                    "j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
+                    "j.__row, j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
                     "CASE WHEN s.line IS NULL THEN j.__raw "
                     "ELSE CAST(json_object('bytes', s.bytes) AS VARCHAR) END AS __raw "
-                    f'FROM "{stage}" AS j LEFT JOIN "{side}" AS s ON s.line = j.rowid + 1 '
+                    f'FROM "{stage}" AS j LEFT JOIN "{side}" AS s ON s.line = j.__row - {base} '
                     "WHERE NOT j.__blank"
                 )
             return table
@@ -153,10 +154,11 @@ def read_lines(
         )
 
 
-def parse_lines(engine: DuckDBEngine, table: str, shape: Shape) -> None:
+def parse_lines(engine: DuckDBEngine, table: str, shape: Shape, numbered: str) -> None:
     """Temp table `table` of the records of the lines in `_ing_lines` (json_records.sql),
-    each with its `shape`, in line order (its rowids are the lines'); `_ing_lines` is
-    dropped."""
+    each with its `shape` and its __row (the SELECT `numbered` gives each line's: __row,
+    line); `_ing_lines` is dropped."""
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_numbered" AS {numbered}')
     # the shape's parts at positions in $paths (integers of ours, not values); no paths (no
     # { sql } source): no types to read
     nested = " OR ".join(f"types[{i}] IN ('OBJECT', 'ARRAY')" for i in shape.tops) or "false"
@@ -172,6 +174,7 @@ def parse_lines(engine: DuckDBEngine, table: str, shape: Shape) -> None:
         params["paths"] = shape.paths
     with engine.settings(preserve_insertion_order=True):
         temp_table_sql(engine, table, sql, params)
+    engine.execute('DROP VIEW temp."_ing_numbered"')
     engine.execute('DROP TABLE temp."_ing_lines"')
 
 
@@ -245,7 +248,13 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: 
             files = f"{name}_files"
             read_lines(engine, "_ing_lines", paths, filename=True)
             temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
-            parse_lines(engine, "_ing_records", shape)
+            parse_lines(
+                engine,
+                "_ing_records",
+                shape,
+                f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
+                f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
+            )
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
             engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
@@ -255,10 +264,7 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: 
         if all(ok for (ok,) in spans):
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
-                f"f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, "
-                "l.__j, l.__shape, l.__err, l.__raw "
-                f'FROM "{lines}" AS l JOIN "{files}" AS f ON f.path = l.filename '
-                "WHERE NOT l.__blank"
+                f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
             )
             for _, p in items:
                 p.table = name

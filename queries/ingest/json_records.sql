@@ -1,12 +1,13 @@
--- JSONL records (`_ing_lines`, json_lines.sql: the lines as read), parsed in one pass: the
--- line when it is a JSON object (else NULL) with its shape under the mapping (`__shape`,
+-- JSONL records (`_ing_numbered`: the lines as read, json_lines.sql, each with its __row, see
+-- staging.parse_lines), parsed in one pass: __row (stored, so that reading a few records by
+-- it skips the rest), the line when it is a JSON object (else NULL) with its shape under the mapping (`__shape`,
 -- forensics/ingest/shape.py: the keys of the objects at $levels; the JSON types at $paths,
 -- `_ing_types_`, and the structures `_ing_structures_` of the { sql } top-level columns when
 -- one holds an object or list, `_ing_nested_`: staging.parse_lines writes those three) and, for lines that are not objects, the reason and, as raw, only the line's
--- length (its text may hold prompts). Blank lines are kept as rows flagged __blank (in line
--- order: the table's rowid is the 0-based line number); they are not records. `filename` is
--- kept when the lines have it (a batch of small inputs).
+-- length (its text may hold prompts). Blank lines are kept as rows flagged __blank; they
+-- are not records.
 SELECT
+    __row,
     CASE WHEN object THEN line END AS __j,
     CASE
         WHEN object THEN CAST(to_json(struct_pack(
@@ -19,8 +20,7 @@ SELECT
     CASE
         WHEN NOT blank AND NOT object THEN CAST(json_object('bytes', strlen(line)) AS VARCHAR)
     END AS __raw,
-    blank AS __blank,
-    * EXCLUDE (line, keys, types, blank, object)  -- filename, when there
+    blank AS __blank
 FROM (
     SELECT
         *,
@@ -41,8 +41,7 @@ FROM (
             ) AS object
         FROM (
             -- parsed for the keys; NULL: not JSON
-            SELECT line, try(json_keys(line, $levels)) AS keys, * EXCLUDE (line)
-            FROM _ing_lines
+            SELECT __row, line, try(json_keys(line, $levels)) AS keys FROM _ing_numbered
         )
     )
 )
