@@ -35,11 +35,10 @@ def stage(
     lines: str | None = None,
 ) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
-    (JSONL: __j, __shape, each record's `shape`; a view over the staged lines. Parquet: a
-    view over the file. CSV: a table, read in `dialect`, the mapping's; RFC 4180 by
-    default). `lines`: a temp table
-    of the input's lines read ahead (`read_lines`, while the input was prepared), taken over
-    rather than read again."""
+    (JSONL: __j, __shape, each record's `shape`; a view over the staged records, __row
+    stored. Parquet: a view over the file. CSV: a table, read in `dialect`, the mapping's;
+    RFC 4180 by default). `lines`: a temp table of the input's lines read ahead
+    (`read_lines`, while the input was prepared), taken over rather than read again."""
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
     # limit is only a backstop; it reads in buffers of two lines' worth, at least 32 MiB
     # (its default of 16 lines is more than a modest memory limit allows)

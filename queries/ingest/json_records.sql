@@ -1,11 +1,12 @@
--- JSONL records (`_ing_numbered`: the lines as read, json_lines.sql, each with its __row, see
+-- JSONL records (`_ing_numbered`: the lines as read, json_lines.sql, each with its __row; see
 -- staging.parse_lines), parsed in one pass: __row (stored, so that reading a few records by
--- it skips the rest), the line when it is a JSON object (else NULL) with its shape under the mapping (`__shape`,
--- forensics/ingest/shape.py: the keys of the objects at $levels; the JSON types at $paths,
--- `_ing_types_`, and the structures `_ing_structures_` of the { sql } top-level columns when
--- one holds an object or list, `_ing_nested_`: staging.parse_lines writes those three) and, for lines that are not objects, the reason and, as raw, only the line's
--- length (its text may hold prompts). Blank lines are kept as rows flagged __blank; they
--- are not records.
+-- it skips the rest), the line when it is a JSON object (else NULL) with its shape under the
+-- mapping (`__shape`, forensics/ingest/shape.py: the keys of the objects at $levels; the JSON
+-- types at $paths, `_ing_types_`; the structures `_ing_structures_` of the { sql } top-level
+-- columns when one holds an object or list, `_ing_nested_`; staging.parse_lines writes those
+-- three) and, for lines that are not objects, the reason and, as raw, only the line's length
+-- (its text may hold prompts). Blank lines are kept as rows flagged __blank; they are not
+-- records.
 SELECT
     __row,
     CASE WHEN object THEN line END AS __j,
