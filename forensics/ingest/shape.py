@@ -6,7 +6,7 @@ it holds an object or list there.
 
 Records of one shape are alike for all that compile_mapping asks of the input's merged
 structure (which mapped paths exist, the types a { sql } source binds, which keys repeat),
-so the first record of each shape stands for the rest: a few typed lookups per record
+so the first record of each shape stands for the rest: its keys and a few types per record
 rather than each record's whole structure (json_structure), which cost 2.3 s per million."""
 
 from __future__ import annotations
