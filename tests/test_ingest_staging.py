@@ -15,6 +15,7 @@ import forensics.ingest
 from forensics.engines import DuckDBEngine
 from forensics.errors import InputError
 from forensics.ingest import ingest, inputfile
+from forensics.ingest.shape import shape_of
 from forensics.ingest.staging import STRIDE, ReadAhead, stage, stage_batch
 from forensics.mapping import profile
 
@@ -63,8 +64,9 @@ def test_an_input_read_ahead_is_staged_as_when_read_at_staging(tmp_path):
         lines = ahead.take(0, p)
         assert lines == "_ing_ahead_0"
         assert ahead.take(0, p) is None  # taken once
-        assert _staged(engine, stage(engine, p, 0, lines=lines)) == STAGED
-        assert _staged(engine, stage(engine, p, 1)) == STAGED  # read at staging
+        shape = shape_of(m, engine)
+        assert _staged(engine, stage(engine, p, 0, shape, lines=lines)) == STAGED
+        assert _staged(engine, stage(engine, p, 1, shape)) == STAGED  # read at staging
 
 
 def test_a_rewritten_input_is_not_staged_from_its_read_ahead(tmp_path):
@@ -79,7 +81,7 @@ def test_a_rewritten_input_is_not_staged_from_its_read_ahead(tmp_path):
         ahead.join()
         assert p.read_path != str(log)
         assert ahead.take(0, p) is None
-        assert _staged(engine, stage(engine, p, 0)) == STAGED
+        assert _staged(engine, stage(engine, p, 0, shape_of(m, engine))) == STAGED
 
 
 def test_inputs_staged_one_by_one_are_loaded_with_their_lines(tmp_path, monkeypatch):
@@ -193,7 +195,7 @@ def test_small_inputs_are_staged_in_one_batch(tmp_path):
     m = profile("canonical")
     with DuckDBEngine(tmp_path / "c.duckdb") as engine:
         items = [(n, inputfile.prepare(path, m, tmp_path)) for n, path in enumerate(paths)]
-        stage_batch(engine, items)
+        stage_batch(engine, items, shape_of(m, engine))
         assert [p.table for _, p in items] == ["_ing_batch_0"] * 3
         rows = engine.rows('SELECT __row, __j IS NOT NULL FROM "_ing_batch_0" ORDER BY 1')
     assert rows == [(n * STRIDE + line, True) for n in range(3) for line in (1, 3)]

@@ -29,6 +29,7 @@ from ..schema import INGEST_KEYS, InputStats
 from . import inputfile, sglang
 from .inputfile import Prepared, hash_file, resolve_inputs
 from .load import already, load_all, stored_inputs
+from .shape import shape_of
 from .staging import ReadAhead, batchable, drop_scratch, stage, stage_batch
 from .store import export_parquet, new_db_name, publish_db
 
@@ -223,10 +224,11 @@ def _stage_all(
     stored = stored_inputs(engine)
     earlier: set[str] = set()
     batch: list[tuple[int, Prepared]] = []
+    shape = shape_of(m, engine)  # what each JSONL record's __shape holds
 
     def flush() -> None:
         if batch:
-            stage_batch(engine, batch)
+            stage_batch(engine, batch, shape)
             bar.advance(sum(p.size for _, p in batch))
             batch.clear()
 
@@ -244,7 +246,7 @@ def _stage_all(
         else:
             flush()
             lines = ahead.take(i, p) if ahead is not None else None
-            p.table = stage(engine, p, i, m.csv, lines=lines)
+            p.table = stage(engine, p, i, shape, m.csv, lines=lines)
             bar.advance(p.size)
     flush()
 

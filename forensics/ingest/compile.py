@@ -15,6 +15,7 @@ from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
 from ..mapping import FieldSource, Mapping, sql_columns
 from .inputfile import Prepared
+from .shape import json_path, levels
 from .staging import temp_table
 
 
@@ -34,6 +35,7 @@ class Compiled:
 
 def _json_structure(engine: DuckDBEngine) -> dict[str, Any] | None:
     engine.execute('CREATE OR REPLACE TEMP VIEW "_ing_json" AS SELECT * FROM _ing_src')
+    temp_table(engine, "_ing_shapes", "ingest/shapes")
     text = engine.scalar(queries.load("ingest/json_structure"))
     return json.loads(text) if text else None
 
@@ -205,18 +207,19 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         lists.append("json_extract(__j, $json_paths) AS __jx")
     shape_join = ""
     if keys and structure is not None:
-        levels, check = _duplicate_keys(keys, params)
-        params["key_paths"] = levels
-        lists.append("json_keys(__j, $key_paths) AS __jk")
-        # the keys of the objects holding mapped keys, repeats included, against the number of
-        # distinct ones (the record's structure, `__shape`, merges repeats; counted once per
-        # distinct structure): only a record that repeats some key there is checked key by key
-        temp_table(engine, "_ing_shape_keys", "ingest/shape_keys", key_paths=levels)
-        shape_join = " AS s LEFT JOIN _ing_shape_keys AS k ON k.__shape = s.__shape"
-        lists.append("k.__nk")
-        select.append(
-            f"CASE WHEN coalesce(len(flatten(__jk)) <> __nk, false) THEN {check} END AS __dup"
-        )
+        # the shapes (`__shape`, forensics/ingest/shape.py) whose keys repeat in an object
+        # holding a mapped key: only their records are checked key by key (none, most often)
+        temp_table(engine, "_ing_shape_keys", "ingest/shape_keys")
+        if engine.scalar("SELECT count(*) FROM _ing_shape_keys"):
+            key_paths, check = _duplicate_keys(keys, params)
+            params["key_paths"] = key_paths
+            shape_join = " AS s LEFT JOIN _ing_shape_keys AS k ON k.__shape = s.__shape"
+            lists.append(
+                "CASE WHEN k.__shape IS NOT NULL THEN json_keys(__j, $key_paths) END AS __jk"
+            )
+            select.append(f"CASE WHEN __jk IS NOT NULL THEN {check} END AS __dup")
+        else:
+            select.append("NULL::VARCHAR AS __dup")
     else:
         select.append("NULL::VARCHAR AS __dup")
     if lists:
@@ -315,18 +318,10 @@ def _duplicate_keys(keys: list[tuple[str, ...]], params: dict[str, Any]) -> tupl
     key a record repeats: parents before children, so a repeated `usage` is named rather
     than the `usage.prompt_tokens` read from its first copy). `__jk[i]`: the keys of object
     i in their order, repeats included (json_keys)."""
-    checks: dict[tuple[str, ...], None] = {}
-    for path in keys:
-        for depth in range(len(path)):
-            checks.setdefault(path[: depth + 1], None)
-    ordered = sorted(checks, key=len)  # stable: parents first, then mapping order
-    levels: list[str] = []
+    found, ordered = levels(keys)
     cases = []
     for n, key_path in enumerate(ordered):
-        level = _json_path(".".join(key_path[:-1])) if len(key_path) > 1 else "$"
-        if level not in levels:
-            levels.append(level)
-        keys_of = f"__jk[{levels.index(level) + 1}]"
+        keys_of = f"__jk[{found.index(json_path(key_path[:-1])) + 1}]"
         params[f"dk_{n}"] = key_path[-1]
         params[f"dl_{n}"] = ".".join(key_path)
         # the first and the last position of the key differ: it is there twice or more
@@ -334,7 +329,7 @@ def _duplicate_keys(keys: list[tuple[str, ...]], params: dict[str, Any]) -> tupl
             f"WHEN list_position({keys_of}, $dk_{n}) <> len({keys_of}) + 1 - "
             f"list_position(list_reverse({keys_of}), $dk_{n}) THEN $dl_{n}"
         )
-    return levels, f"CASE {' '.join(cases)} END"
+    return found, f"CASE {' '.join(cases)} END"
 
 
 def _settle_types(
@@ -503,9 +498,7 @@ def _lacks(m: Mapping, key: str, src: FieldSource, path: str, why: str) -> Input
 
 
 def _json_path(path: str) -> str:
-    if not path:
-        return "$"
-    return "$" + "".join('."' + part.replace('"', '\\"') + '"' for part in path.split("."))
+    return json_path(tuple(path.split("."))) if path else "$"
 
 
 def _json_has(structure: Any, path: str) -> bool:

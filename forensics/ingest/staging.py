@@ -21,6 +21,7 @@ from ..errors import InputError, first_line
 from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared
+from .shape import Shape
 
 STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
 
@@ -29,14 +30,15 @@ def stage(
     engine: DuckDBEngine,
     p: Prepared,
     i: int,
+    shape: Shape,
     dialect: CsvDialect | None = None,
     lines: str | None = None,
 ) -> str:
     """Stage input i as temp table or view `_ing_src_i`: __row, __err, __raw, source columns
-    (JSONL: __j, __shape; a view over the staged lines. Parquet: a view over the file. CSV:
-    a table, read in `dialect`, the mapping's; RFC 4180 by default). `lines`: a temp table
-    of the input's lines read ahead (`read_lines`, while the input was prepared), taken over
-    rather than read again."""
+    (JSONL: __j, __shape, each record's `shape`; a view over the staged records, __row
+    stored. Parquet: a view over the file. CSV: a table, read in `dialect`, the mapping's;
+    RFC 4180 by default). `lines`: a temp table of the input's lines read ahead
+    (`read_lines`, while the input was prepared), taken over rather than read again."""
     # a rewritten input (inputfile._normalize) has no line over MAX_LINE_SIZE: DuckDB's own
     # limit is only a backstop; it reads in buffers of two lines' worth, at least 32 MiB
     # (its default of 16 lines is more than a modest memory limit allows)
@@ -56,23 +58,24 @@ def stage(
                 read_lines(engine, "_ing_lines", p.read_path)
             else:
                 engine.execute(f'ALTER TABLE temp."{lines}" RENAME TO "_ing_lines"')
-            parse_lines(engine, stage)
-            # rowid is the 0-based line number (blank lines kept in the table, not records);
+            # the lines' rowids are their 0-based numbers (blank lines are rows, not records)
+            parse_lines(
+                engine, stage, shape, f"SELECT rowid + {base + 1} AS __row, line FROM _ing_lines"
+            )
             # a line a rewrite replaced takes its reason and length from the side table
             table = f"_ing_src_{i}"
             if p.side is None:
                 engine.execute(
-                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT rowid + {base + 1} AS __row, '
-                    f'__j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
+                    f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT '
+                    f'__row, __j, __shape, __err, __raw FROM "{stage}" WHERE NOT __blank'
                 )
             else:
                 engine.execute(
                     f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT '
-                    f"j.rowid + {base + 1} AS __row, "
-                    "j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
+                    "j.__row, j.__j, j.__shape, coalesce(s.reason, j.__err) AS __err, "
                     "CASE WHEN s.line IS NULL THEN j.__raw "
                     "ELSE CAST(json_object('bytes', s.bytes) AS VARCHAR) END AS __raw "
-                    f'FROM "{stage}" AS j LEFT JOIN "{side}" AS s ON s.line = j.rowid + 1 '
+                    f'FROM "{stage}" AS j LEFT JOIN "{side}" AS s ON s.line = j.__row - {base} '
                     "WHERE NOT j.__blank"
                 )
             return table
@@ -150,11 +153,27 @@ def read_lines(
         )
 
 
-def parse_lines(engine: DuckDBEngine, table: str) -> None:
+def parse_lines(engine: DuckDBEngine, table: str, shape: Shape, numbered: str) -> None:
     """Temp table `table` of the records of the lines in `_ing_lines` (json_records.sql),
-    in line order (its rowids are the lines'); `_ing_lines` is dropped."""
+    each with its `shape` and its __row (the SELECT `numbered` gives each line's: __row,
+    line); `_ing_lines` is dropped."""
+    engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_numbered" AS {numbered}')
+    # the shape's parts at positions in $paths (integers of ours, not values); no paths (no
+    # { sql } source): no types to read
+    nested = " OR ".join(f"types[{i}] IN ('OBJECT', 'ARRAY')" for i in shape.tops) or "false"
+    structures = ", ".join(f"json_structure(json_extract(line, $paths[{i}]))" for i in shape.tops)
+    sql = (
+        queries.load("ingest/json_records")
+        .replace("_ing_types_", "json_type(line, $paths)" if shape.paths else "NULL::VARCHAR[]")
+        .replace("_ing_nested_", f"({nested})")
+        .replace("_ing_structures_", f"[{structures}]::JSON[]")
+    )
+    params: dict[str, Any] = {"levels": shape.levels}
+    if shape.paths:
+        params["paths"] = shape.paths
     with engine.settings(preserve_insertion_order=True):
-        temp_table(engine, table, "ingest/json_records")
+        temp_table_sql(engine, table, sql, params)
+    engine.execute('DROP VIEW temp."_ing_numbered"')
     engine.execute('DROP TABLE temp."_ing_lines"')
 
 
@@ -214,7 +233,7 @@ def batchable(p: Prepared) -> bool:
     return p.fmt == "jsonl" and p.side is None
 
 
-def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None:
+def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape) -> None:
     """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
     `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
     STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
@@ -228,7 +247,13 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
             files = f"{name}_files"
             read_lines(engine, "_ing_lines", paths, filename=True)
             temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
-            parse_lines(engine, "_ing_records")
+            parse_lines(
+                engine,
+                "_ing_records",
+                shape,
+                f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
+                f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
+            )
             lines = f"{name}_lines"
             engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
             engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
@@ -238,20 +263,17 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> None
         if all(ok for (ok,) in spans):
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
-                f"f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, "
-                "l.__j, l.__shape, l.__err, l.__raw "
-                f'FROM "{lines}" AS l JOIN "{files}" AS f ON f.path = l.filename '
-                "WHERE NOT l.__blank"
+                f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
             )
             for _, p in items:
                 p.table = name
             return
         if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
-            stage_batch(engine, items[: len(items) // 2])
-            stage_batch(engine, items[len(items) // 2 :])
+            stage_batch(engine, items[: len(items) // 2], shape)
+            stage_batch(engine, items[len(items) // 2 :], shape)
             return
     for i, p in items:
-        p.table = stage(engine, p, i)
+        p.table = stage(engine, p, i, shape)
 
 
 def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> None:

@@ -1,11 +1,9 @@
 -- The merged structure of each input's valid JSON objects in a staged batch (`_ing_json`:
--- __row = input index * $stride + line), as ingest_json_structure computes it for one input:
+-- __row = input index * $stride + line), as json_structure.sql computes it for one input:
 -- inputs whose structures let the mapping compile alike are loaded as one run.
-SELECT inp, CAST(json_group_structure(j) AS VARCHAR) AS structure
-FROM (
-    SELECT __row // $stride AS inp, json(any_value(__j)) AS j
-    FROM _ing_json
-    WHERE __j IS NOT NULL
-    GROUP BY 1, __shape
+SELECT __row // $stride AS inp, CAST(json_group_structure(json(__j)) AS VARCHAR) AS structure
+FROM _ing_json
+WHERE __row IN (
+    SELECT min(__row) FROM _ing_json WHERE __shape IS NOT NULL GROUP BY __row // $stride, __shape
 )
 GROUP BY inp

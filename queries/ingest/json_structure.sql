@@ -1,11 +1,8 @@
--- The merged structure of every valid JSON object of an input (for mapping validation).
--- One representative object per distinct per-record structure (__shape, computed when the
--- input was staged) is merged: the same result as merging every record, without
--- json_group_structure's per-row state (GBs at 1M records).
-SELECT json_group_structure(j) AS structure
-FROM (
-    SELECT json(any_value(__j)) AS j
-    FROM _ing_json
-    WHERE __j IS NOT NULL
-    GROUP BY __shape
-)
+-- The merged structure of an input's valid JSON objects (for mapping validation), from the
+-- first record of each distinct shape (`_ing_shapes`, shapes.sql): exact at every path the
+-- mapping reads, and at the top-level columns its { sql } sources read
+-- (forensics/ingest/shape.py), without each record's structure; other keys are as those
+-- records have them. Those records are read by __row (stored: the others are skipped).
+SELECT json_group_structure(json(__j)) AS structure
+FROM _ing_json
+WHERE __row IN (SELECT first FROM _ing_shapes)
