@@ -8,8 +8,10 @@ across the inputs of one call, a mapping without request_id.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import duckdb
 from dbrows import rows as db_rows
 
 from forensics.ingest import ingest
@@ -125,3 +127,57 @@ def test_ingest_into_an_open_engine_leaves_its_optimizer_settings_as_they_were(t
     with DuckDBEngine(tmp_path / "c.duckdb") as engine:
         ingest_into(engine, [log], profile="canonical")
         assert engine.scalar("SELECT current_setting('disabled_optimizers')") == ""
+
+
+def _parquet(path: Path, rows: str) -> Path:
+    """A Parquet file of (id, t, acct, n, lat) rows written by DuckDB from a VALUES list."""
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * FROM (VALUES {rows}) AS v(id, t, acct, n, lat)) TO '{path}' "
+        "(FORMAT parquet)"
+    )
+    con.close()
+    return path
+
+
+def test_parquet_repeats_quarantine_and_sql_failures_name_the_right_rows(tmp_path):
+    # the second input of the call (its rows are picked by the file's row number): by hand,
+    # row 3 repeats row 1, row 7 the first input's r9 (duplicates); row 4 repeats r2 with
+    # another count (conflict), row 5 has a negative count, row 6's latency overflows the
+    # { sql } end time: quarantined with their raw values; rows 1 and 2 load
+    t = "'2026-08-27T10:00:00Z'"
+    a = _parquet(tmp_path / "a.parquet", f"('r9', {t}, 'x', 9, 10)")
+    b = _parquet(
+        tmp_path / "b.parquet",
+        f"('r1', {t}, 'x', 5, 10), ('r2', {t}, 'x', 6, 10), ('r1', {t}, 'x', 5, 10), "
+        f"('r2', {t}, 'x', 7, 10), ('r5', {t}, 'x', -1, 10), "
+        f"('r6', {t}, 'x', 5, 9223372036854775807), ('r9', {t}, 'x', 9, 10)",
+    )
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        'format = "parquet"\n[fields]\nrequest_id = "id"\nts = "t"\naccount_id = "acct"\n'
+        'model = { const = "m" }\nprompt_tokens = "n"\n'
+        'ts_end = { sql = "t::TIMESTAMPTZ + to_milliseconds(lat)" }\n'
+    )
+    db = tmp_path / "c.duckdb"
+    report = ingest([a, b], db, mapping=mapping)
+    assert [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs] == [
+        (1, 1, 0, 0),
+        (7, 2, 2, 3),
+    ]
+    assert db_rows(
+        db, "SELECT request_id, source, source_row, prompt_tokens FROM requests ORDER BY 1"
+    ) == [
+        ("r1", str(b), 1, 5),
+        ("r2", str(b), 2, 6),
+        ("r9", str(a), 1, 9),
+    ]
+    quarantined = db_rows(db, "SELECT row, reason, raw FROM quarantine ORDER BY row")
+    assert [(row, reason) for row, reason, _ in quarantined] == [
+        (4, "conflicting duplicate"),
+        (5, "negative token count prompt_tokens"),
+        (6, "sql of fields.ts_end failed on this record"),
+    ]
+    assert [json.loads(raw)["n"] for _, _, raw in quarantined] == [7, -1, 5]
+    assert any(f"{b}: sql of fields.ts_end failed on 1 record(s)" in w and "row 6:" in w
+               for w in report.warnings)  # fmt: skip

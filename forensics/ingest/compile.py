@@ -26,7 +26,7 @@ class Compiled:
     fields: dict[str, FieldSource]  # the canonical fields the input provides
     select: str  # __row, __raw, __err, __dup, __sqlerr, v_<field>, n_<field>, extra
     params: dict[str, Any]  # the parameters both SELECTs take
-    raw_select: str  # __row, raw: the mapped values of each quarantined record, as JSON
+    raw_select: str  # __row, raw: the mapped values of each record `_ing_src` holds, as JSON
     sql_checks: dict[str, str]  # { sql } label (fields.ts_end) -> its expression, unguarded
     sql_source: str  # what a { sql } expression reads (its record's columns)
     sql_mixed: dict[str, list[str]]  # { sql } label -> its input columns of mixed JSON types
@@ -239,12 +239,6 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     for k, (key, value) in enumerate(raw_values.items()):
         params[f"rk_{k}"] = key
         raw_pairs.append(f"$rk_{k}, {value}")
-    # only the quarantined records (by then in `_ing_out`), filtered before any value is read
-    quarantined = (
-        "(SELECT * FROM _ing_src WHERE __row IN (SELECT source_row FROM _ing_out "
-        "WHERE outcome IN ('quarantine', 'conflict', 'unicode')))"
-    )
-    raw_source = raw_source.replace("_ing_src", quarantined)
     if raw_paths:
         params["raw_paths"] = raw_paths
         raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"

@@ -120,13 +120,16 @@ def stage(
             # a view over the file: the typed pass reads it once, no staged copy (at 20M rows
             # that copy spilled); the path is bound through a session variable (views take no
             # parameters); binding the view checks the file is Parquet
+            # (`<table>_rows` adds the file's row number, by which the load picks a few rows)
             table = f"_ing_src_{i}"
             engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
             sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
             engine.execute(
-                f'CREATE OR REPLACE TEMP VIEW "{table}" AS SELECT * REPLACE '
+                f'CREATE OR REPLACE TEMP VIEW "{table}_rows" AS SELECT * REPLACE '
                 f"(CAST(__row + {base} AS BIGINT) AS __row) FROM ({sql})"
             )
+            every = f'SELECT * EXCLUDE (__fr) FROM "{table}_rows"'
+            engine.execute(f'CREATE OR REPLACE TEMP VIEW "{table}" AS {every}')
             return table
         table = f"_ing_src_{i}"
         engine.execute(f'DROP TABLE IF EXISTS temp."{table}"')

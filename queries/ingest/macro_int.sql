@@ -10,10 +10,12 @@ regexp_extract(v, '^[+-]?([0-9]*)(?:\.([0-9]*))?[eE]([+-]?[0-9]+)$', ['i', 'f', 
 -- v = I[.F]eE: integral iff the digits I||F, less their trailing zeros, need no place
 -- right of the point (len(F) - E places, one fewer per trailing zero)
 CREATE OR REPLACE TEMP MACRO _ing_exp_integral(v) AS
-rtrim(_ing_exp_parts(v)['i'] || _ing_exp_parts(v)['f'], '0') = ''
-OR length(_ing_exp_parts(v)['f']) - TRY_CAST(_ing_exp_parts(v)['e'] AS BIGINT)
-    <= length(_ing_exp_parts(v)['i'] || _ing_exp_parts(v)['f'])
-    - length(rtrim(_ing_exp_parts(v)['i'] || _ing_exp_parts(v)['f'], '0'));
+list_transform(
+    [_ing_exp_parts(v)],
+    lambda p: rtrim(p['i'] || p['f'], '0') = ''
+        OR length(p['f']) - TRY_CAST(p['e'] AS BIGINT)
+        <= length(p['i'] || p['f']) - length(rtrim(p['i'] || p['f'], '0'))
+)[1];
 
 CREATE OR REPLACE TEMP MACRO _ing_int(v) AS
 CASE

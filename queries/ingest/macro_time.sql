@@ -69,14 +69,17 @@ TRY_CAST(
 
 -- the offset of the parts in minutes east of UTC: 0 for none/Z/UTC/GMT, NULL when invalid
 CREATE OR REPLACE TEMP MACRO _ing_toffset(o) AS
-CASE
-    WHEN o IN ('', 'Z', 'UTC', 'GMT') THEN 0
-    WHEN CAST(o[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0)
-        <= 18 * 60
-        AND coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0) < 60
-    THEN (CASE WHEN o[1] = '-' THEN -1 ELSE 1 END)
-        * (CAST(o[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(o[4:], ':', '') AS INTEGER), 0))
-END;
+list_transform(
+    [o],
+    lambda x: CASE
+        WHEN x IN ('', 'Z', 'UTC', 'GMT') THEN 0
+        WHEN CAST(x[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(x[4:], ':', '') AS INTEGER), 0)
+            <= 18 * 60
+            AND coalesce(TRY_CAST(replace(x[4:], ':', '') AS INTEGER), 0) < 60
+        THEN (CASE WHEN x[1] = '-' THEN -1 ELSE 1 END)
+            * (CAST(x[2:3] AS INTEGER) * 60 + coalesce(TRY_CAST(replace(x[4:], ':', '') AS INTEGER), 0))
+    END
+)[1];
 
 -- the UTC offset (local - UTC, an interval) of zone tz at instant x
 CREATE OR REPLACE TEMP MACRO _ing_offset(x, tz) AS timezone(tz, x) - timezone('UTC', x);
@@ -95,16 +98,24 @@ try(list_distinct(list_filter(
 
 -- the wall-clock TIMESTAMP t in zone tz as an instant, NULL unless it names exactly one
 CREATE OR REPLACE TEMP MACRO _ing_local(t, tz) AS
-CASE
-    WHEN tz = 'UTC' THEN timezone('UTC', t)
-    ELSE list_transform([_ing_readings(t, tz)], lambda r: CASE WHEN len(r) = 1 THEN r[1] END)[1]
-END;
+list_transform(
+    [t],
+    lambda x: CASE
+        WHEN tz = 'UTC' THEN timezone('UTC', x)
+        ELSE list_transform([_ing_readings(x, tz)], lambda r: CASE WHEN len(r) = 1 THEN r[1] END)[1]
+    END
+)[1];
 
 CREATE OR REPLACE TEMP MACRO _ing_tgeneral(p, tz) AS
 CASE
     WHEN p['d'] = '' THEN NULL
-    WHEN p['o'] = '' THEN _ing_in_range(_ing_local(_ing_tlocal(p), tz))
-    ELSE _ing_in_range(timezone('UTC', _ing_tlocal(p) - to_minutes(_ing_toffset(p['o']))))
+    ELSE _ing_in_range(list_transform(
+        [_ing_tlocal(p)],
+        lambda l: CASE
+            WHEN p['o'] = '' THEN _ing_local(l, tz)
+            ELSE timezone('UTC', l - to_minutes(_ing_toffset(p['o'])))
+        END
+    )[1])
 END;
 
 CREATE OR REPLACE TEMP MACRO _ing_time(v, unit, tz) AS
@@ -152,21 +163,20 @@ CASE
                     THEN ' from [timestamp] origin' ELSE '' END
                 || ' (not within 2000-2100 UTC)'
         END
-    WHEN _ing_tparts(upper(v))['d'] <> '' THEN
-        CASE
-            WHEN _ing_toffset(_ing_tparts(upper(v))['o']) IS NULL
-            THEN 'invalid UTC offset in ' || label
-            WHEN _ing_tlocal(_ing_tparts(upper(v))) IS NULL THEN 'unparsable time ' || label
-            WHEN _ing_tparts(upper(v))['o'] = '' AND tz <> 'UTC'
-                AND len(_ing_readings(_ing_tlocal(_ing_tparts(upper(v))), tz)) = 0
+    WHEN _ing_tparts(upper(v))['d'] <> '' THEN list_transform(
+        [_ing_tparts(upper(v))],
+        lambda p: CASE
+            WHEN _ing_toffset(p['o']) IS NULL THEN 'invalid UTC offset in ' || label
+            WHEN _ing_tlocal(p) IS NULL THEN 'unparsable time ' || label
+            WHEN p['o'] = '' AND tz <> 'UTC' AND len(_ing_readings(_ing_tlocal(p), tz)) = 0
             THEN 'nonexistent local time ' || label || ' in ' || tz
                 || ' (a clock change skips it; give a UTC offset)'
-            WHEN _ing_tparts(upper(v))['o'] = '' AND tz <> 'UTC'
-                AND len(_ing_readings(_ing_tlocal(_ing_tparts(upper(v))), tz)) = 2
+            WHEN p['o'] = '' AND tz <> 'UTC' AND len(_ing_readings(_ing_tlocal(p), tz)) = 2
             THEN 'ambiguous local time ' || label || ' in ' || tz
                 || ' (a clock change repeats it; give a UTC offset)'
             ELSE 'time out of range ' || label || ' (years 0001-9999 UTC)'
         END
+    )[1]
     WHEN regexp_full_match(
         upper(v),
         '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)? ?[+-][0-9:]+'
