@@ -202,8 +202,7 @@ def _load_run(
     src = f'SELECT * FROM "{p.table}"'
     if _batched(p):  # the run's inputs of the batch: its rows by index
         src += f" WHERE __row >= {first * STRIDE} AND __row < {(run[-1][0] + 1) * STRIDE}"
-    base = first * STRIDE
-    _source(engine, p, base, src)
+    _source(engine, p, first, src)
     compiled = compile_mapping(engine, p, m)
     params = dict(compiled.params)
     raw_sql = compiled.raw_select
@@ -239,11 +238,11 @@ def _load_run(
         temp_table(engine, "_ing_keys", "ingest/keys")
         temp_table(engine, "_ing_cand", "ingest/candidates")
         engine.execute('DROP TABLE temp."_ing_ids"')  # 16 bytes a record: not kept for the load
-        _source(engine, p, base, src, "SELECT __row FROM _ing_cand")
+        _source(engine, p, first, src, "SELECT __row FROM _ing_cand")
         temp_table_sql(engine, "_ing_typed", mapped + typed, params)
         temp_table(engine, "_ing_special", "ingest/classify")
         temp_table(engine, "_ing_prior", "ingest/prior")
-        _source(engine, p, base, src)
+        _source(engine, p, first, src)
         direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")
         # DuckDB pushes `failed IS NULL` below the typed projection by inlining the whole
         # check (time parsing included), so every value was typed twice; off for this one
@@ -260,12 +259,12 @@ def _load_run(
             _source(
                 engine,
                 p,
-                base,
+                first,
                 src,
                 "SELECT __row FROM _ing_rest EXCEPT SELECT __row FROM _ing_cand",
             )
             engine.execute(f"INSERT INTO _ing_typed {mapped}{typed}", **params)
-            _source(engine, p, base, src)
+            _source(engine, p, first, src)
         # reason texts for the records that failed a check (planning the _why macros costs
         # ~50 ms: only when there is a record to explain)
         if engine.scalar("SELECT count(*) FROM _ing_typed WHERE failed IS NOT NULL"):
@@ -299,9 +298,9 @@ def _load_run(
     if any(q for _, q, _ in outcomes.values()):
         # raw values of the records quarantined (ingest_insert_quarantine joins `_ing_raw`
         # on __row); `raw_sql` reads `_ing_src`, pointed at those only
-        _source(engine, p, base, src, queries.load("ingest/quarantined_rows"))
+        _source(engine, p, first, src, queries.load("ingest/quarantined_rows"))
         engine.execute(f'CREATE OR REPLACE TEMP TABLE "_ing_raw" AS {raw_sql}', **params)
-        _source(engine, p, base, src)
+        _source(engine, p, first, src)
         engine.run("ingest/insert_quarantine", raw_limit=RAW_LIMIT, **params)
         engine.run("ingest/insert_quarantine_values", **params)
         for i, reason, n in engine.rows(queries.load("ingest/top_reasons"), stride=STRIDE):
@@ -364,19 +363,19 @@ def _mapping_errors(m: Mapping, p: Prepared) -> Iterator[None]:
 
 
 def _source(
-    engine: DuckDBEngine, p: Prepared, base: int, src: str, rows: str | None = None
+    engine: DuckDBEngine, p: Prepared, first: int, src: str, rows: str | None = None
 ) -> None:
     """Point view `_ing_src` (what the mapped SELECT reads) at the input (`src`), or at the
-    rows whose __row is in `rows` (a SELECT of one column); `base`: the first input's index
-    of the run * STRIDE. A Parquet input's rows are picked by the file's row number
-    (`stage`'s view `<table>_rows`), a filter the scan applies before reading the other
-    columns; on __row, computed from it, every row is read."""
+    rows whose __row is in `rows` (a SELECT of one column); `first`: the index of the run's
+    first input (p's, for Parquet: alone in its run). A Parquet input's rows are picked by
+    the file's row number (`stage`'s view `<table>_rows`), a filter the scan applies before
+    reading the other columns; on __row, computed from it, every row is read."""
     if rows is None:
         sql = src
     elif p.fmt == "parquet":
         sql = (
             f'SELECT * EXCLUDE (__fr) FROM "{p.table}_rows" '
-            f"WHERE __fr IN (SELECT __r - {base + 1} FROM ({rows}) AS _(__r))"
+            f"WHERE __fr IN (SELECT __r - {first * STRIDE + 1} FROM ({rows}) AS _(__r))"
         )
     else:
         sql = f"SELECT * FROM ({src}) WHERE __row IN ({rows})"
@@ -405,8 +404,8 @@ class _SqlFailures:
         for reason, count, row in self.failed:
             label = reason.removeprefix("sql of ").removesuffix(" failed on this record")
             sql = self.compiled.sql_checks[label]
-            base = int(row) // STRIDE * STRIDE
-            _source(engine, self.p, base, f'SELECT * FROM "{self.p.table}"', f"SELECT {int(row)}")
+            src = f'SELECT * FROM "{self.p.table}"'
+            _source(engine, self.p, int(row) // STRIDE, src, f"SELECT {int(row)}")
             try:
                 engine.rows(f"SELECT (\n{sql}\n) FROM {self.compiled.sql_source}", **self.params)
                 columns = ", ".join(self.compiled.sql_mixed.get(label, [])) or "its input"
