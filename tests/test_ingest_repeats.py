@@ -181,3 +181,46 @@ def test_parquet_repeats_quarantine_and_sql_failures_name_the_right_rows(tmp_pat
     assert [json.loads(raw)["n"] for _, _, raw in quarantined] == [7, -1, 5]
     assert any(f"{b}: sql of fields.ts_end failed on 1 record(s)" in w and "row 6:" in w
                for w in report.warnings)  # fmt: skip
+
+
+def test_a_spare_thread_only_where_a_few_row_groups_leave_cores_idle():
+    from forensics.ingest.load import spare_thread
+
+    # (row groups, threads) -> threads: each thread takes at most row_groups // threads
+    assert spare_thread(5, 2) == 3  # 2, 2, 1 rather than 3 and 2
+    assert spare_thread(3, 2) == 3
+    assert spare_thread(7, 2) == 3  # 3, 2, 2 rather than 4 and 3
+    assert spare_thread(9, 4) == 5  # at most 2 each rather than 3
+    assert spare_thread(10, 8) == 10
+    # they divide, are no more than the threads, are four a thread or more, or one core
+    assert [spare_thread(*c) for c in ((4, 2), (1, 2), (2, 2), (8, 2), (9, 2), (3, 1))] == [
+        None
+    ] * 6
+
+
+def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_them(tmp_path):
+    from forensics.engines import DuckDBEngine
+    from forensics.ingest import ingest_into
+    from forensics.ingest.inputfile import prepare
+    from forensics.ingest.load import _load_threads
+    from forensics.mapping import profile
+
+    log = tmp_path / "five.parquet"  # 5 row groups of 2,048 rows (DuckDB's vector size)
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT 'r' || range AS request_id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, "
+        f"'a' AS account_id, 'm' AS model, 5 AS prompt_tokens FROM range(10240)) TO '{log}' "
+        "(FORMAT parquet, ROW_GROUP_SIZE 2048)"
+    )
+    assert con.execute(f"SELECT num_row_groups FROM parquet_file_metadata('{log}')").fetchall() == [
+        (5,)
+    ]
+    con.close()
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
+        with _load_threads(engine, prepare(log, m, tmp_path)):
+            assert engine.scalar("SELECT current_setting('threads')") == 3
+        assert engine.scalar("SELECT current_setting('threads')") == 2
+        report = ingest_into(engine, [log], mapping=m)
+        assert engine.scalar("SELECT current_setting('threads')") == 2
+    assert [(s.rows_read, s.rows_loaded) for s in report.inputs] == [(10240, 10240)]

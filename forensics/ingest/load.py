@@ -220,7 +220,7 @@ def _load_run(
     )
     mapped = f"WITH _ing_mapped AS NOT MATERIALIZED ({compiled.select}) "
     typed = f"SELECT * FROM ({queries.load('ingest/typed')})"
-    with _mapping_errors(m, p):
+    with _load_threads(engine, p), _mapping_errors(m, p):
         # 1. the ids to compare by content (they repeat, or were loaded before), and their
         # records, typed and compared; 2. every other valid record and the first of each
         # repeated id, loaded straight from the source in one pass (no staged copy);
@@ -380,6 +380,30 @@ def _source(
     else:
         sql = f"SELECT * FROM ({src}) WHERE __row IN ({rows})"
     engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_src" AS {sql}')
+
+
+def spare_thread(row_groups: int, threads: int) -> int | None:
+    """The threads for loading a Parquet file of `row_groups` on `threads` cores; None keeps
+    them. DuckDB reads one row group per thread, so when a few row groups do not divide among
+    the threads (5 on 2: 3 and 2), some cores idle while the last ones are read. With
+    ceil(row_groups / k) threads, k = row_groups // threads, no thread takes more than k, an
+    even share at most, and the cores share the tail (5 on 2: 3 threads of 2, 2 and 1). From
+    four row groups a thread on, the tail is short and the threads stay as they are."""
+    if threads < row_groups < 4 * threads and row_groups % threads:
+        return -(-row_groups // (row_groups // threads))
+    return None
+
+
+def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
+    """DuckDB's threads for the statements that load `p` (`spare_thread`; Parquet only)."""
+    if p.fmt == "parquet":
+        row_groups = engine.scalar(queries.load("ingest/row_groups"), path=p.read_path)
+        threads = spare_thread(
+            int(row_groups), int(engine.scalar("SELECT current_setting('threads')"))
+        )
+        if threads is not None:
+            return engine.settings(threads=str(threads))
+    return contextlib.nullcontext()
 
 
 def _select(query: str) -> str:
