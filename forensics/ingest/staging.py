@@ -4,8 +4,9 @@ every temp object ingest made (names start with `_ing_`).
 
 `__row` is the input's index i in the ingest call times STRIDE plus the record's line (row):
 ordered by it, records are in input order, then line order, and one table can hold many
-inputs. Small JSONL inputs are staged together (`stage_batch`): one read of all their files
-rather than a few statements each, whose planning cost dominated files of 100 records."""
+inputs. Small JSONL and Parquet inputs are staged together (`stage_batch`): one read of all
+their files rather than a few statements each, whose planning cost dominated files of 100
+records."""
 
 from __future__ import annotations
 
@@ -231,12 +232,73 @@ def _sizes() -> dict[str, int]:
 
 
 def batchable(p: Prepared) -> bool:
-    """Whether input p can be staged in a batch with others (`stage_batch`): JSONL that was
-    not rewritten (a rewrite's side table of replaced lines is per input)."""
-    return p.fmt == "jsonl" and p.side is None
+    """Whether input p can be staged in a batch with others (`stage_batch`): Parquet, or
+    JSONL that was not rewritten (a rewrite's side table of replaced lines is per input)."""
+    return (p.fmt == "jsonl" and p.side is None) or p.fmt == "parquet"
 
 
 def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape) -> None:
+    """Stage the inputs `items` ((index, input), each `batchable`, all of one format) in one
+    read where they can be (`_stage_jsonl_batch`, `_stage_parquet_batch`)."""
+    if items[0][1].fmt == "parquet":
+        _stage_parquet_batch(engine, items, shape)
+    else:
+        _stage_jsonl_batch(engine, items, shape)
+
+
+def _stage_parquet_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> None:
+    """Stage the Parquet inputs `items` as one temp table `_ing_batch_<first index>` read in
+    one pass, each row's __row its input's index * STRIDE + its row number: files of one
+    schema (as their footers give it: names, types, nesting) alike, so that each reads as it
+    would alone; consecutive files of another schema form their own batch. Each input's
+    `table` is set. When the files cannot be read so, each half is staged so, down to inputs
+    staged one by one (an unreadable one raises its own error, the first in order first)."""
+    paths = [p.read_path for _, p in items]
+    if len(items) > 1 and len(set(paths)) == len(items):
+        try:
+            with engine.settings(threads="1"):  # each file's elements in the footer's order
+                schemas = dict(engine.rows(queries.load("ingest/parquet_schemas"), paths=paths))
+        except duckdb.Error:
+            schemas = {}
+        if len(schemas) == len(items):
+            groups: list[list[tuple[int, Prepared]]] = []
+            for item in items:
+                if groups and schemas[item[1].read_path] == schemas[groups[-1][0][1].read_path]:
+                    groups[-1].append(item)
+                else:
+                    groups.append([item])
+            if len(groups) > 1:
+                for group in groups:
+                    _stage_parquet_batch(engine, group, shape)
+                return
+            name = f"_ing_batch_{items[0][0]}"
+            try:
+                temp_table(
+                    engine,
+                    name,
+                    "ingest/parquet_batch",
+                    paths=paths,
+                    inps=[i for i, _ in items],
+                    stride=STRIDE,
+                )
+                for _, p in items:
+                    p.table = name
+                return
+            except duckdb.Error:
+                pass
+        if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
+            _stage_parquet_batch(engine, items[: len(items) // 2], shape)
+            _stage_parquet_batch(engine, items[len(items) // 2 :], shape)
+            return
+    for i, p in items:
+        p.table = stage(engine, p, i, shape)
+
+
+def _stage_jsonl_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> None:
     """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
     `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
     STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
@@ -272,8 +334,8 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: 
                 p.table = name
             return
         if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
-            stage_batch(engine, items[: len(items) // 2], shape)
-            stage_batch(engine, items[len(items) // 2 :], shape)
+            _stage_jsonl_batch(engine, items[: len(items) // 2], shape)
+            _stage_jsonl_batch(engine, items[len(items) // 2 :], shape)
             return
     for i, p in items:
         p.table = stage(engine, p, i, shape)
