@@ -30,7 +30,7 @@ from ..mapping import Mapping, mapping_digest
 from ..progress import Progress
 from ..schema import InputStats
 from .compile import Compiled, compile_mapping, input_structures, signature
-from .inputfile import Prepared
+from .inputfile import Prepared, literal_path
 from .staging import STRIDE, read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
@@ -401,7 +401,9 @@ def spare_thread(row_groups: int, threads: int) -> int | None:
 def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
     """DuckDB's threads for the statements that load `p` (`spare_thread`; Parquet only)."""
     if p.fmt == "parquet" and not _batched(p):
-        row_groups = engine.scalar(queries.load("ingest/row_groups"), path=p.read_path)
+        row_groups = engine.scalar(
+            queries.load("ingest/row_groups"), path=literal_path(p.read_path)
+        )
         threads = spare_thread(
             int(row_groups), int(engine.scalar("SELECT current_setting('threads')"))
         )

@@ -21,7 +21,7 @@ from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
 from ..mapping import CsvDialect
 from . import inputfile
-from .inputfile import Prepared
+from .inputfile import Prepared, literal_path
 from .shape import Shape
 
 STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
@@ -48,7 +48,7 @@ def stage(
     try:
         side = f"_ing_side_{i}"
         if p.side is not None:
-            temp_table(engine, side, "ingest/side_lines", path=p.side)
+            temp_table(engine, side, "ingest/side_lines", path=literal_path(p.side))
         else:
             engine.execute(
                 f'CREATE OR REPLACE TEMP TABLE "{side}" (line BIGINT, reason VARCHAR, bytes BIGINT)'
@@ -84,7 +84,7 @@ def stage(
             d = dialect or CsvDialect()
             engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_side" AS SELECT * FROM "{side}"')
             if p.gaps is not None:
-                temp_table(engine, "_ing_csv_gaps", "ingest/csv_gaps", path=p.gaps)
+                temp_table(engine, "_ing_csv_gaps", "ingest/csv_gaps", path=literal_path(p.gaps))
             else:
                 engine.execute(
                     'CREATE OR REPLACE TEMP TABLE "_ing_csv_gaps" (line BIGINT, duckdb_line BIGINT)'
@@ -94,7 +94,7 @@ def stage(
                     engine,
                     "_ing_csv",
                     "ingest/csv_rows",
-                    path=p.read_path,
+                    path=literal_path(p.read_path),
                     header=d.header,
                     skip=d.skip,
                     delim=d.delimiter,
@@ -123,7 +123,7 @@ def stage(
             # parameters); binding the view checks the file is Parquet
             # (`<table>_rows` adds the file's row number, by which the load picks a few rows)
             table = f"_ing_src_{i}"
-            engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
+            engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=literal_path(p.read_path))
             sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{table}_rows" AS SELECT * REPLACE '
@@ -144,13 +144,14 @@ def read_lines(
     engine: DuckDBEngine, table: str, path: str | list[str], filename: bool = False
 ) -> None:
     """Temp table `table` of the lines of JSONL file(s) `path` as read (json_lines.sql),
-    rowid = 0-based line number (with `filename`, across files in the order given)."""
+    rowid = 0-based line number (with `filename`, across files in the order given; it names
+    each file as `path` does)."""
     with engine.settings(preserve_insertion_order=True):
         temp_table(
             engine,
             table,
             "ingest/json_lines",
-            path=path,
+            path=literal_path(path) if isinstance(path, str) else [literal_path(f) for f in path],
             delim=inputfile.LINE_DELIM,
             filename=filename,
             **_sizes(),
@@ -259,10 +260,15 @@ def _stage_parquet_batch(
     if len(items) > 1 and len(set(paths)) == len(items):
         try:
             with engine.settings(threads="1"):  # each file's elements in the footer's order
-                schemas = dict(engine.rows(queries.load("ingest/parquet_schemas"), paths=paths))
+                schemas = dict(
+                    engine.rows(
+                        queries.load("ingest/parquet_schemas"),
+                        paths=[literal_path(f) for f in paths],
+                    )
+                )
         except duckdb.Error:
             schemas = {}
-        if len(schemas) == len(items):
+        if set(schemas) == set(paths):
             groups: list[list[tuple[int, Prepared]]] = []
             for item in items:
                 if groups and schemas[item[1].read_path] == schemas[groups[-1][0][1].read_path]:
@@ -279,7 +285,7 @@ def _stage_parquet_batch(
                     engine,
                     name,
                     "ingest/parquet_batch",
-                    paths=paths,
+                    paths=[literal_path(f) for f in paths],
                     inps=[i for i, _ in items],
                     stride=STRIDE,
                 )
