@@ -240,111 +240,101 @@ def batchable(p: Prepared) -> bool:
 
 def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape) -> None:
     """Stage the inputs `items` ((index, input), each `batchable`, all of one format) in one
-    read where they can be (`_stage_jsonl_batch`, `_stage_parquet_batch`)."""
-    if items[0][1].fmt == "parquet":
-        _stage_parquet_batch(engine, items, shape)
-    else:
-        _stage_jsonl_batch(engine, items, shape)
-
-
-def _stage_parquet_batch(
-    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
-) -> None:
-    """Stage the Parquet inputs `items` as one temp table `_ing_batch_<first index>` read in
-    one pass, each row's __row its input's index * STRIDE + its row number: files of one
-    schema (as their footers give it: names, types, nesting) alike, so that each reads as it
-    would alone; consecutive files of another schema form their own batch. Each input's
-    `table` is set. When the files cannot be read so, each half is staged so, down to inputs
-    staged one by one (an unreadable one raises its own error, the first in order first)."""
-    paths = [p.read_path for _, p in items]
-    if len(items) > 1 and len(set(paths)) == len(items):
-        try:
-            with engine.settings(threads="1"):  # each file's elements in the footer's order
-                schemas = dict(
-                    engine.rows(
-                        queries.load("ingest/parquet_schemas"),
-                        paths=[literal_path(f) for f in paths],
-                    )
-                )
-        except duckdb.Error:
-            schemas = {}
-        if set(schemas) == set(paths):
-            groups: list[list[tuple[int, Prepared]]] = []
-            for item in items:
-                if groups and schemas[item[1].read_path] == schemas[groups[-1][0][1].read_path]:
-                    groups[-1].append(item)
-                else:
-                    groups.append([item])
-            if len(groups) > 1:
-                for group in groups:
-                    _stage_parquet_batch(engine, group, shape)
-                return
-            name = f"_ing_batch_{items[0][0]}"
-            try:
-                temp_table(
-                    engine,
-                    name,
-                    "ingest/parquet_batch",
-                    paths=[literal_path(f) for f in paths],
-                    inps=[i for i, _ in items],
-                    stride=STRIDE,
-                )
-                for _, p in items:
-                    p.table = name
-                return
-            except duckdb.Error:
-                pass
-        if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
-            _stage_parquet_batch(engine, items[: len(items) // 2], shape)
-            _stage_parquet_batch(engine, items[len(items) // 2 :], shape)
-            return
-    for i, p in items:
-        p.table = stage(engine, p, i, shape)
-
-
-def _stage_jsonl_batch(
-    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
-) -> None:
-    """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
-    `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
-    STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
-    input's `table` is set. When the batch cannot be read, or its rows are not each file's
-    lines in order, each half is staged so, down to inputs staged one by one (an unreadable
-    one raises its own error, the first in order first)."""
+    read (`_read_jsonl_batch`, `_read_parquet_batch`), each record's __row its input's index *
+    STRIDE + its line or row, as `stage` would, in a few statements for the whole batch. Each
+    input's `table` is set. When the batch cannot be read so, each half is staged so, down to
+    inputs staged one by one (an unreadable one raises its own error, the first in order
+    first)."""
     if len(items) > 1 and len({p.read_path for _, p in items}) == len(items):
-        name = f"_ing_batch_{items[0][0]}"
-        paths = [p.read_path for _, p in items]
-        try:
-            files = f"{name}_files"
-            read_lines(engine, "_ing_lines", paths, filename=True)
-            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
-            parse_lines(
-                engine,
-                "_ing_records",
-                shape,
-                f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
-                f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
-            )
-            lines = f"{name}_lines"
-            engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
-            engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
-            spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
-        except duckdb.Error:
-            spans = [(False,)]
-        if all(ok for (ok,) in spans):
-            engine.execute(
-                f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
-                f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
-            )
-            for _, p in items:
-                p.table = name
+        read = _read_parquet_batch if items[0][1].fmt == "parquet" else _read_jsonl_batch
+        if read(engine, items, shape):
             return
         if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
-            _stage_jsonl_batch(engine, items[: len(items) // 2], shape)
-            _stage_jsonl_batch(engine, items[len(items) // 2 :], shape)
+            stage_batch(engine, items[: len(items) // 2], shape)
+            stage_batch(engine, items[len(items) // 2 :], shape)
             return
     for i, p in items:
         p.table = stage(engine, p, i, shape)
+
+
+def _read_parquet_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> bool:
+    """Parquet files of one schema (as their footers give it: names, types, nesting), so that
+    each reads as it would alone, into one temp table `_ing_batch_<first index>`; consecutive
+    files of another schema form their own batch. False when they cannot be read so."""
+    paths = [p.read_path for _, p in items]
+    try:
+        with engine.settings(threads="1"):  # each file's elements in the footer's order
+            schemas = dict(
+                engine.rows(
+                    queries.load("ingest/parquet_schemas"), paths=[literal_path(f) for f in paths]
+                )
+            )
+    except duckdb.Error:
+        return False
+    if set(schemas) != set(paths):
+        return False
+    groups: list[list[tuple[int, Prepared]]] = []
+    for item in items:
+        if groups and schemas[item[1].read_path] == schemas[groups[-1][0][1].read_path]:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    if len(groups) > 1:
+        for group in groups:
+            stage_batch(engine, group, shape)
+        return True
+    name = f"_ing_batch_{items[0][0]}"
+    try:
+        temp_table(
+            engine,
+            name,
+            "ingest/parquet_batch",
+            paths=[literal_path(f) for f in paths],
+            inps=[i for i, _ in items],
+            stride=STRIDE,
+        )
+    except duckdb.Error:
+        return False
+    for _, p in items:
+        p.table = name
+    return True
+
+
+def _read_jsonl_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> bool:
+    """JSONL files into one view `_ing_batch_<first index>` of their parsed lines. False when
+    they cannot be read so, or the rows are not each file's lines in order."""
+    name = f"_ing_batch_{items[0][0]}"
+    paths = [p.read_path for _, p in items]
+    try:
+        files = f"{name}_files"
+        read_lines(engine, "_ing_lines", paths, filename=True)
+        temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
+        parse_lines(
+            engine,
+            "_ing_records",
+            shape,
+            f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
+            f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
+        )
+        lines = f"{name}_lines"
+        engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
+        engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
+        spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
+    except duckdb.Error:
+        return False
+    if not all(ok for (ok,) in spans):
+        return False
+    engine.execute(
+        f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
+        f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
+    )
+    for _, p in items:
+        p.table = name
+    return True
 
 
 def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> None:
