@@ -220,8 +220,7 @@ def _stage_all(
     inputs together (`stage_batch`: one read rather than a few statements each). An input
     already ingested is skipped (`already`); its refusal is raised after the inputs before it
     are staged, so that an earlier input's read error comes first, as when each is staged in
-    turn. The input
-    read ahead (`ahead`) is staged from the lines read."""
+    turn. The input read ahead (`ahead`) is staged from the lines read."""
     stored = stored_inputs(engine)
     earlier: set[str] = set()
     batch: list[tuple[int, Prepared]] = []
