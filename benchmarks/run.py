@@ -34,7 +34,8 @@ Sizes of LARGE requests or more run the Parquet case only; the Polars baselines 
 in memory.
 Then, once: `forensics run` at --e2e-size per format (the Parquet run of --run-sizes is
 reused when that size was timed there); --many-files JSONL files of 100 records ingested in
-one call against the same records in one file (files per second); CLI start-up
+one call against the same records in one file (files per second; --many-files-format
+parquet for Parquet files); CLI start-up
 (`forensics --help`, wall time).
 
 The stages of `forensics run` are timed in one way, through the library's Progress reports
@@ -650,34 +651,56 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     return row
 
 
-def many_files_case(data: Path, files: int, seed: int) -> tuple[Path, Path, Path]:
-    """A JSONL sample case split into gzip files of FILE_RECORDS lines each (as hourly,
-    per-rank exports arrive): (folder of the files, the one-file log, its mapping)."""
+def many_files_case(data: Path, files: int, seed: int, fmt: str) -> tuple[Path, Path, Path]:
+    """A sample case split into files of FILE_RECORDS records each (as hourly, per-rank
+    exports arrive): JSONL as gzip files, Parquet as files of one row group; (folder of the
+    files, the one-file log, its mapping)."""
     requests = max(files * FILE_RECORDS, 5000)
-    case, _ = ensure_case(data, requests, "jsonl", seed)
-    folder = data / f"many-{files}x{FILE_RECORDS}-s{seed}"
+    case, _ = ensure_case(data, requests, fmt, seed)
+    kind = "" if fmt == "jsonl" else f"{fmt}-"  # the JSONL folders as named before
+    folder = data / f"many-{kind}{files}x{FILE_RECORDS}-s{seed}"
+    suffix = ".jsonl.gz" if fmt == "jsonl" else ".parquet"
     done = folder / "DONE"
     if not done.is_file():
         shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        with gzip.open(log_of(case), "rb") as fh:
-            lines = fh.read().splitlines(keepends=True)[: files * FILE_RECORDS]
-        for i in range(0, len(lines), FILE_RECORDS):
-            part = folder / f"gateway-{i // FILE_RECORDS:05d}.jsonl.gz"
-            part.write_bytes(gzip.compress(b"".join(lines[i : i + FILE_RECORDS]), mtime=0))
-        one = folder / "one" / "gateway.jsonl.gz"
-        one.parent.mkdir()
-        one.write_bytes(gzip.compress(b"".join(lines), mtime=0))
+        (folder / "one").mkdir(parents=True)
+        if fmt == "jsonl":
+            with gzip.open(log_of(case), "rb") as fh:
+                lines = fh.read().splitlines(keepends=True)[: files * FILE_RECORDS]
+            for i in range(0, len(lines), FILE_RECORDS):
+                part = folder / f"gateway-{i // FILE_RECORDS:05d}{suffix}"
+                part.write_bytes(gzip.compress(b"".join(lines[i : i + FILE_RECORDS]), mtime=0))
+            one = folder / "one" / f"gateway{suffix}"
+            one.write_bytes(gzip.compress(b"".join(lines), mtime=0))
+        else:
+            import duckdb
+
+            con = duckdb.connect()
+            con.execute(
+                "CREATE TABLE t AS SELECT * FROM read_parquet($p) LIMIT $n",
+                {"p": str(log_of(case)), "n": files * FILE_RECORDS},
+            )
+            for i in range(files):
+                part = folder / f"gateway-{i:05d}{suffix}"
+                con.execute(
+                    f"COPY (SELECT * FROM t WHERE rowid >= {i * FILE_RECORDS} "
+                    f"AND rowid < {(i + 1) * FILE_RECORDS} ORDER BY rowid) TO '{part}' "
+                    "(FORMAT parquet)"
+                )
+            one = folder / "one" / f"gateway{suffix}"
+            con.execute(f"COPY (SELECT * FROM t ORDER BY rowid) TO '{one}' (FORMAT parquet)")
+            con.close()
         done.write_text("", encoding="utf-8")
-    return folder, folder / "one" / "gateway.jsonl.gz", case / "gateway.mapping.toml"
+    return folder, folder / "one" / f"gateway{suffix}", case / "gateway.mapping.toml"
 
 
 def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
-    """One `forensics ingest` of `files` JSONL files of FILE_RECORDS records against the same
-    records in one file: files per second and the ratio of the two times."""
-    folder, one, mapping = many_files_case(data, files, args.seed)
-    parts = str(folder / "gateway-*.jsonl.gz")
-    print(f"many files: {files} x {FILE_RECORDS} records", flush=True)
+    """One `forensics ingest` of `files` files of FILE_RECORDS records (--many-files-format)
+    against the same records in one file: files per second and the ratio of the two times."""
+    fmt = args.many_files_format
+    folder, one, mapping = many_files_case(data, files, args.seed, fmt)
+    parts = str(folder / ("gateway-*.jsonl.gz" if fmt == "jsonl" else "gateway-*.parquet"))
+    print(f"many files: {files} {fmt} x {FILE_RECORDS} records", flush=True)
     db_many, db_one = work / "many.duckdb", work / "one.duckdb"
     many = run_step("toolkit_ingest", log=parts, db=str(db_many), mapping=str(mapping))
     single = run_step("toolkit_ingest", log=str(one), db=str(db_one), mapping=str(mapping))
@@ -686,6 +709,7 @@ def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Pat
     keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
     return {
         "files": files,
+        "format": fmt,
         "records_per_file": FILE_RECORDS,
         "seconds": many["seconds"],
         "cpu_s": many["cpu_s"],
@@ -1007,7 +1031,8 @@ def table(doc: dict) -> str:
         f = doc["many_files"]
         lines += [
             "",
-            f"many files: {f['files']:,} JSONL files of {f['records_per_file']} records in one "
+            f"many files: {f['files']:,} {f.get('format', 'jsonl')} files of "
+            f"{f['records_per_file']} records in one "
             f"ingest: {f['seconds']:.1f} s ({f['files_per_s']:.1f} files/s, "
             f"{f['seconds_per_file']:.3f} s a file); the same records in one file "
             f"{f['one_file_seconds']:.1f} s: {f['ratio_many_vs_one_file']:.1f}x",
@@ -1088,7 +1113,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--many-files",
         type=int,
         default=300,
-        help=f"JSONL files of {FILE_RECORDS} records ingested in one call (0: skip)",
+        help=f"files of {FILE_RECORDS} records ingested in one call (0: skip)",
+    )
+    ap.add_argument(
+        "--many-files-format",
+        choices=("jsonl", "parquet"),
+        default="jsonl",
+        help="the format of the --many-files files (JSONL gzip, or Parquet)",
     )
     ap.add_argument(
         "--no-baselines",
@@ -1152,6 +1183,7 @@ def main(argv: list[str] | None = None) -> int:
             "large": LARGE,
             "e2e_size": args.e2e_size,
             "many_files": args.many_files,
+            "many_files_format": args.many_files_format,
             "targets": TARGETS,
         },
         "results": [],

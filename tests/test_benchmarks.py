@@ -286,7 +286,7 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
 ) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet", "--repeats", "1", "--no-baselines"]
-    args += ["--e2e-size", "0", "--many-files", "0"]
+    args += ["--e2e-size", "0", "--many-files", "10", "--many-files-format", "parquet"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
@@ -306,11 +306,16 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
         "report_shows_truth": True,
         "ok": True,
     }
+    many = doc["many_files"]
+    assert many["format"] == "parquet" and many["same_totals"] is True
+    assert many["totals"]["rows_read"] == 10 * 100  # ten Parquet files of 100 rows
     assert set(doc["targets"]) == {
         "peak_rss_under_2gb_at_20000",
         "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+        "many_files_within_2x_of_one_file_at_10_files",
     }
     assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]
+    assert "many files: 10 parquet files of 100 records" in doc["table"]
 
 
 # --- the equal-work JSONL ingests -------------------------------------------------------------

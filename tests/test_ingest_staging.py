@@ -1,7 +1,8 @@
-"""How JSONL inputs are staged (issue 24): the lines read first and parsed after, the first
-large input read on a second thread while the inputs are hashed and checked, and { sql }
-sources transforming only the columns they read. Each must give the records, line numbers,
-reasons and errors the plain path gives (expected values written out by hand below)."""
+"""How inputs are staged (issue 24): JSONL lines read first and parsed after, the first
+large input read on a second thread while the inputs are hashed and checked, { sql }
+sources transforming only the columns they read, and small JSONL and Parquet files read
+together. Each must give the records, line numbers, reasons and errors the plain path gives
+(expected values written out by hand below)."""
 
 from __future__ import annotations
 
@@ -199,3 +200,132 @@ def test_small_inputs_are_staged_in_one_batch(tmp_path):
         assert [p.table for _, p in items] == ["_ing_batch_0"] * 3
         rows = engine.rows('SELECT __row, __j IS NOT NULL FROM "_ing_batch_0" ORDER BY 1')
     assert rows == [(n * STRIDE + line, True) for n in range(3) for line in (1, 3)]
+
+
+def _parquet(path: Path, rows: str, columns: str = "request_id, ts, account_id, model, n") -> Path:
+    """A Parquet file of the VALUES `rows` (canonical fields; n: prompt_tokens), by DuckDB."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * RENAME (n AS prompt_tokens) FROM (VALUES {rows}) AS v({columns})) "
+        f"TO '{path}' (FORMAT parquet)"
+    )
+    con.close()
+    return path
+
+
+T = "TIMESTAMPTZ '2026-08-27 10:00:00+00'"
+
+
+def test_small_parquet_inputs_are_staged_in_one_batch_per_schema(tmp_path):
+    # one table for the files of one schema, each row's __row its input's index and row; a
+    # file of another schema (a column more) between them starts a batch of its own
+    paths = [
+        _parquet(tmp_path / "p0.parquet", f"('r0a', {T}, 'a', 'm', 1), ('r0b', {T}, 'a', 'm', 2)"),
+        _parquet(tmp_path / "p1.parquet", f"('r1a', {T}, 'a', 'm', 1)"),
+        _parquet(
+            tmp_path / "p2.parquet",
+            f"('r2a', {T}, 'a', 'm', 1, 'x')",
+            "request_id, ts, account_id, model, n, note",
+        ),
+        _parquet(tmp_path / "p3.parquet", f"('r3a', {T}, 'a', 'm', 1), ('r3b', {T}, 'a', 'm', 2)"),
+        _parquet(tmp_path / "p4.parquet", f"('r4a', {T}, 'a', 'm', 1)"),
+    ]
+    m = profile("canonical")
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        items = [(n, inputfile.prepare(path, m, tmp_path)) for n, path in enumerate(paths)]
+        stage_batch(engine, items, shape_of(m, engine))
+        assert [p.table for _, p in items] == [
+            "_ing_batch_0",
+            "_ing_batch_0",
+            "_ing_src_2",
+            "_ing_batch_3",
+            "_ing_batch_3",
+        ]
+        rows = engine.rows(
+            'SELECT __row, request_id FROM "_ing_batch_0" UNION ALL '
+            'SELECT __row, request_id FROM "_ing_batch_3" ORDER BY 1'
+        )
+    assert rows == [
+        (1, "r0a"),
+        (2, "r0b"),
+        (STRIDE + 1, "r1a"),
+        (3 * STRIDE + 1, "r3a"),
+        (3 * STRIDE + 2, "r3b"),
+        (4 * STRIDE + 1, "r4a"),
+    ]
+
+
+def test_parquet_files_batched_keep_each_files_exact_accounting(tmp_path):
+    # by hand: p0 loads both; p1's r0a repeats p0's (a duplicate); p2 (a column more: its own
+    # batch) has a negative count at row 1; p3 conflicts with p1's r1a (999 tokens) at row 2;
+    # p4 holds r4a twice, the same; p5 is p4's bytes (skipped); p6 loads both
+    files = {
+        "p0": f"('r0a', {T}, 'a', 'm', 1), ('r0b', {T}, 'a', 'm', 2)",
+        "p1": f"('r1a', {T}, 'a', 'm', 5), ('r0a', {T}, 'a', 'm', 1)",
+        "p3": f"('r3a', {T}, 'a', 'm', 1), ('r1a', {T}, 'a', 'm', 999)",
+        "p4": f"('r4a', {T}, 'a', 'm', 1), ('r4a', {T}, 'a', 'm', 1)",
+        "p6": f"('r6a', {T}, 'a', 'm', 1), ('r6b', {T}, 'a', 'm', 2)",
+    }
+    paths = {name: _parquet(tmp_path / f"{name}.parquet", rows) for name, rows in files.items()}
+    paths["p2"] = _parquet(
+        tmp_path / "p2.parquet",
+        f"('r2a', {T}, 'a', 'm', -1, 'x'), ('r2b', {T}, 'a', 'm', 1, 'y')",
+        "request_id, ts, account_id, model, n, note",
+    )
+    paths["p5"] = tmp_path / "p5.parquet"
+    paths["p5"].write_bytes(paths["p4"].read_bytes())
+    db = tmp_path / "c.duckdb"
+    report = ingest([paths[f"p{n}"] for n in range(7)], db, profile="canonical")
+    assert [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs] == [
+        (2, 2, 0, 0),
+        (2, 1, 1, 0),
+        (2, 1, 0, 1),
+        (2, 1, 0, 1),
+        (2, 1, 1, 0),
+        (0, 0, 0, 0),
+        (2, 2, 0, 0),
+    ]
+    loaded = db_rows(db, "SELECT request_id, source, source_row FROM requests ORDER BY 1")
+    assert [(rid, Path(source).stem, row) for rid, source, row in loaded] == [
+        ("r0a", "p0", 1),
+        ("r0b", "p0", 2),
+        ("r1a", "p1", 1),
+        ("r2b", "p2", 2),
+        ("r3a", "p3", 1),
+        ("r4a", "p4", 1),
+        ("r6a", "p6", 1),
+        ("r6b", "p6", 2),
+    ]
+    quarantined = db_rows(db, "SELECT source, row, reason FROM quarantine ORDER BY 1, 2")
+    assert [(Path(source).stem, row, reason) for source, row, reason in quarantined] == [
+        ("p2", 1, "negative token count prompt_tokens"),
+        ("p3", 2, "conflicting duplicate"),
+    ]
+
+
+def test_an_unreadable_file_among_batched_parquet_is_refused_by_name(tmp_path):
+    good = [_parquet(tmp_path / f"p{n}.parquet", f"('r{n}', {T}, 'a', 'm', 1)") for n in range(3)]
+    bad = tmp_path / "p1b.parquet"
+    bad.write_text("not parquet\n")
+    with pytest.raises(InputError) as e:
+        ingest([good[0], good[1], bad, good[2]], tmp_path / "c.duckdb", profile="canonical")
+    assert str(e.value).startswith(f"{bad}: ")
+    assert not (tmp_path / "c.duckdb").exists()
+
+
+def test_an_ingest_of_small_parquet_files_reads_them_in_one_statement(tmp_path):
+    # DuckDB's own query log: the three files are read together, not one by one
+    from forensics.ingest import ingest_into
+
+    paths = [_parquet(tmp_path / f"p{n}.parquet", f"('r{n}', {T}, 'a', 'm', 1)") for n in range(3)]
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        engine.execute("CALL enable_logging('QueryLog')")
+        report = ingest_into(engine, paths, profile="canonical")
+        logged = [
+            q for (q,) in engine.rows("SELECT message FROM duckdb_logs WHERE type = 'QueryLog'")
+        ]
+    assert [(s.rows_read, s.rows_loaded) for s in report.inputs] == [(1, 1)] * 3
+    reads = [q for q in logged if "read_parquet(" in q and "CREATE" in q]
+    assert len(reads) == 1 and "$paths" in reads[0]

@@ -216,11 +216,11 @@ def _stage_all(
     bar: Progress,
     ahead: ReadAhead | None = None,
 ) -> None:
-    """Stage each input to load (`stage`), in order; consecutive small JSONL inputs together
-    (`stage_batch`: one read rather than a few statements each). An input already ingested is
-    skipped (`already`); its refusal is raised after the inputs before it are staged, so that
-    an earlier input's read error comes first, as when each is staged in turn. The input
-    read ahead (`ahead`) is staged from the lines read."""
+    """Stage each input to load (`stage`), in order; consecutive small JSONL or Parquet
+    inputs together (`stage_batch`: one read rather than a few statements each). An input
+    already ingested is skipped (`already`); its refusal is raised after the inputs before it
+    are staged, so that an earlier input's read error comes first, as when each is staged in
+    turn. The input read ahead (`ahead`) is staged from the lines read."""
     stored = stored_inputs(engine)
     earlier: set[str] = set()
     batch: list[tuple[int, Prepared]] = []
@@ -242,6 +242,12 @@ def _stage_all(
         if skip:
             bar.advance(p.size)
         elif batchable(p) and p.replaces is None and p.size < BATCH_BYTES:
+            # a batch is of one format; a Parquet batch, copied into a table, of BATCH_BYTES
+            if batch and (
+                batch[-1][1].fmt != p.fmt
+                or (p.fmt == "parquet" and sum(q.size for _, q in batch) + p.size > BATCH_BYTES)
+            ):
+                flush()
             batch.append((i, p))
         else:
             flush()

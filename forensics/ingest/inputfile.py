@@ -71,6 +71,13 @@ class Prepared:
         return os.path.abspath(self.path)
 
 
+def literal_path(path: str) -> str:
+    """`path` as DuckDB's file readers take it literally. They read every path as a glob
+    pattern (a file named log[1].parquet was read as log1.parquet, a*b.jsonl as every file
+    a...b.jsonl), so each of `*`, `?` and `[` goes in brackets of its own."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
 def suffix_format(path: Path) -> str | None:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSED:

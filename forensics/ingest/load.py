@@ -30,7 +30,7 @@ from ..mapping import Mapping, mapping_digest
 from ..progress import Progress
 from ..schema import InputStats
 from .compile import Compiled, compile_mapping, input_structures, signature
-from .inputfile import Prepared
+from .inputfile import Prepared, literal_path
 from .staging import STRIDE, read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
@@ -102,6 +102,9 @@ def _runs(
             batches.setdefault(p.table, []).append(i)
     signatures: dict[int, Any] = {}
     for table, members in batches.items():
+        if prepared[members[0]].fmt == "parquet":  # files of one schema: they compile alike
+            signatures.update((i, ("parquet",)) for i in members)
+            continue
         structures = input_structures(engine, table, STRIDE)
         for i in members:
             signatures[i] = signature(structures.get(i), m, i)
@@ -367,12 +370,13 @@ def _source(
 ) -> None:
     """Point view `_ing_src` (what the mapped SELECT reads) at the input (`src`), or at the
     rows whose __row is in `rows` (a SELECT of one column); `first`: the index of the run's
-    first input (p's, for Parquet: alone in its run). A Parquet input's rows are picked by
+    first input. A Parquet input staged alone (a view over its file) has its rows picked by
     the file's row number (`stage`'s view `<table>_rows`), a filter the scan applies before
-    reading the other columns; on __row, computed from it, every row is read."""
+    reading the other columns; on __row, computed from it, every row is read. A batch of
+    Parquet inputs is a table: __row is stored."""
     if rows is None:
         sql = src
-    elif p.fmt == "parquet":
+    elif p.fmt == "parquet" and not _batched(p):
         sql = (
             f'SELECT * EXCLUDE (__fr) FROM "{p.table}_rows" '
             f"WHERE __fr IN (SELECT __r - {first * STRIDE + 1} FROM ({rows}) AS _(__r))"
@@ -396,8 +400,10 @@ def spare_thread(row_groups: int, threads: int) -> int | None:
 
 def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
     """DuckDB's threads for the statements that load `p` (`spare_thread`; Parquet only)."""
-    if p.fmt == "parquet":
-        row_groups = engine.scalar(queries.load("ingest/row_groups"), path=p.read_path)
+    if p.fmt == "parquet" and not _batched(p):
+        row_groups = engine.scalar(
+            queries.load("ingest/row_groups"), path=literal_path(p.read_path)
+        )
         threads = spare_thread(
             int(row_groups), int(engine.scalar("SELECT current_setting('threads')"))
         )

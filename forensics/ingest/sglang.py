@@ -46,7 +46,7 @@ from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, option
 from ..schema import ROLES, InputStats
-from .inputfile import hash_file
+from .inputfile import hash_file, literal_path
 
 # read each line whole: a 4-byte delimiter that never occurs in a log, no quoting
 LINE_DELIM = "\x1e\x1f\x1e\x1f"
@@ -169,7 +169,7 @@ def _ingest_one(
     node: str | None,
     role: str | None,
 ) -> InputStats:
-    params = {"path": str(path), "delim": LINE_DELIM}
+    params = {"path": literal_path(str(path)), "delim": LINE_DELIM}
     try:
         engine.execute(
             f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load('sglang/parse')}", **params

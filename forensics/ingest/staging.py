@@ -4,8 +4,9 @@ every temp object ingest made (names start with `_ing_`).
 
 `__row` is the input's index i in the ingest call times STRIDE plus the record's line (row):
 ordered by it, records are in input order, then line order, and one table can hold many
-inputs. Small JSONL inputs are staged together (`stage_batch`): one read of all their files
-rather than a few statements each, whose planning cost dominated files of 100 records."""
+inputs. Small JSONL and Parquet inputs are staged together (`stage_batch`): one read of all
+their files rather than a few statements each, whose planning cost dominated files of 100
+records."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
 from ..mapping import CsvDialect
 from . import inputfile
-from .inputfile import Prepared
+from .inputfile import Prepared, literal_path
 from .shape import Shape
 
 STRIDE = 1 << 40  # __row = input index * STRIDE + line: lines of an input stay below it
@@ -47,7 +48,7 @@ def stage(
     try:
         side = f"_ing_side_{i}"
         if p.side is not None:
-            temp_table(engine, side, "ingest/side_lines", path=p.side)
+            temp_table(engine, side, "ingest/side_lines", path=literal_path(p.side))
         else:
             engine.execute(
                 f'CREATE OR REPLACE TEMP TABLE "{side}" (line BIGINT, reason VARCHAR, bytes BIGINT)'
@@ -83,7 +84,7 @@ def stage(
             d = dialect or CsvDialect()
             engine.execute(f'CREATE OR REPLACE TEMP VIEW "_ing_side" AS SELECT * FROM "{side}"')
             if p.gaps is not None:
-                temp_table(engine, "_ing_csv_gaps", "ingest/csv_gaps", path=p.gaps)
+                temp_table(engine, "_ing_csv_gaps", "ingest/csv_gaps", path=literal_path(p.gaps))
             else:
                 engine.execute(
                     'CREATE OR REPLACE TEMP TABLE "_ing_csv_gaps" (line BIGINT, duckdb_line BIGINT)'
@@ -93,7 +94,7 @@ def stage(
                     engine,
                     "_ing_csv",
                     "ingest/csv_rows",
-                    path=p.read_path,
+                    path=literal_path(p.read_path),
                     header=d.header,
                     skip=d.skip,
                     delim=d.delimiter,
@@ -122,7 +123,7 @@ def stage(
             # parameters); binding the view checks the file is Parquet
             # (`<table>_rows` adds the file's row number, by which the load picks a few rows)
             table = f"_ing_src_{i}"
-            engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=p.read_path)
+            engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=literal_path(p.read_path))
             sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{table}_rows" AS SELECT * REPLACE '
@@ -143,13 +144,14 @@ def read_lines(
     engine: DuckDBEngine, table: str, path: str | list[str], filename: bool = False
 ) -> None:
     """Temp table `table` of the lines of JSONL file(s) `path` as read (json_lines.sql),
-    rowid = 0-based line number (with `filename`, across files in the order given)."""
+    rowid = 0-based line number (with `filename`, across files in the order given; it names
+    each file as `path` does)."""
     with engine.settings(preserve_insertion_order=True):
         temp_table(
             engine,
             table,
             "ingest/json_lines",
-            path=path,
+            path=literal_path(path) if isinstance(path, str) else [literal_path(f) for f in path],
             delim=inputfile.LINE_DELIM,
             filename=filename,
             **_sizes(),
@@ -231,45 +233,21 @@ def _sizes() -> dict[str, int]:
 
 
 def batchable(p: Prepared) -> bool:
-    """Whether input p can be staged in a batch with others (`stage_batch`): JSONL that was
-    not rewritten (a rewrite's side table of replaced lines is per input)."""
-    return p.fmt == "jsonl" and p.side is None
+    """Whether input p can be staged in a batch with others (`stage_batch`): Parquet, or
+    JSONL that was not rewritten (a rewrite's side table of replaced lines is per input)."""
+    return (p.fmt == "jsonl" and p.side is None) or p.fmt == "parquet"
 
 
 def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape) -> None:
-    """Stage the JSONL inputs `items` ((index, input), each `batchable`) as one view
-    `_ing_batch_<first index>` read in one pass, each record's __row its input's index *
-    STRIDE + its line: as `stage` would, in a few statements for the whole batch. Each
-    input's `table` is set. When the batch cannot be read, or its rows are not each file's
-    lines in order, each half is staged so, down to inputs staged one by one (an unreadable
-    one raises its own error, the first in order first)."""
+    """Stage the inputs `items` ((index, input), each `batchable`, all of one format) in one
+    read (`_read_jsonl_batch`, `_read_parquet_batch`), each record's __row its input's index *
+    STRIDE + its line or row, as `stage` would, in a few statements for the whole batch. Each
+    input's `table` is set. When the batch cannot be read so, each half is staged so, down to
+    inputs staged one by one (an unreadable one raises its own error, the first in order
+    first)."""
     if len(items) > 1 and len({p.read_path for _, p in items}) == len(items):
-        name = f"_ing_batch_{items[0][0]}"
-        paths = [p.read_path for _, p in items]
-        try:
-            files = f"{name}_files"
-            read_lines(engine, "_ing_lines", paths, filename=True)
-            temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
-            parse_lines(
-                engine,
-                "_ing_records",
-                shape,
-                f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
-                f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
-            )
-            lines = f"{name}_lines"
-            engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
-            engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
-            spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
-        except duckdb.Error:
-            spans = [(False,)]
-        if all(ok for (ok,) in spans):
-            engine.execute(
-                f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
-                f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
-            )
-            for _, p in items:
-                p.table = name
+        read = _read_parquet_batch if items[0][1].fmt == "parquet" else _read_jsonl_batch
+        if read(engine, items, shape):
             return
         if len(items) > 2:  # halves, each read in one (an unreadable input: found in order)
             stage_batch(engine, items[: len(items) // 2], shape)
@@ -277,6 +255,86 @@ def stage_batch(engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: 
             return
     for i, p in items:
         p.table = stage(engine, p, i, shape)
+
+
+def _read_parquet_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> bool:
+    """Parquet files of one schema (as their footers give it: names, types, nesting), so that
+    each reads as it would alone, into one temp table `_ing_batch_<first index>`; consecutive
+    files of another schema form their own batch. False when they cannot be read so."""
+    paths = [p.read_path for _, p in items]
+    try:
+        with engine.settings(threads="1"):  # each file's elements in the footer's order
+            schemas = dict(
+                engine.rows(
+                    queries.load("ingest/parquet_schemas"), paths=[literal_path(f) for f in paths]
+                )
+            )
+    except duckdb.Error:
+        return False
+    if set(schemas) != set(paths):
+        return False
+    groups: list[list[tuple[int, Prepared]]] = []
+    for item in items:
+        if groups and schemas[item[1].read_path] == schemas[groups[-1][0][1].read_path]:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    if len(groups) > 1:
+        for group in groups:
+            stage_batch(engine, group, shape)
+        return True
+    name = f"_ing_batch_{items[0][0]}"
+    try:
+        temp_table(
+            engine,
+            name,
+            "ingest/parquet_batch",
+            paths=[literal_path(f) for f in paths],
+            inps=[i for i, _ in items],
+            stride=STRIDE,
+        )
+    except duckdb.Error:
+        return False
+    for _, p in items:
+        p.table = name
+    return True
+
+
+def _read_jsonl_batch(
+    engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
+) -> bool:
+    """JSONL files into one view `_ing_batch_<first index>` of their parsed lines. False when
+    they cannot be read so, or the rows are not each file's lines in order."""
+    name = f"_ing_batch_{items[0][0]}"
+    paths = [p.read_path for _, p in items]
+    try:
+        files = f"{name}_files"
+        read_lines(engine, "_ing_lines", paths, filename=True)
+        temp_table(engine, files, "ingest/batch_files", paths=paths, inps=[i for i, _ in items])
+        parse_lines(
+            engine,
+            "_ing_records",
+            shape,
+            f"SELECT f.inp * {STRIDE} + (l.rowid - f.start) + 1 AS __row, l.line "
+            f'FROM _ing_lines AS l JOIN "{files}" AS f ON f.path = l.filename',
+        )
+        lines = f"{name}_lines"
+        engine.execute(f'DROP TABLE IF EXISTS temp."{lines}"')
+        engine.execute(f'ALTER TABLE temp."_ing_records" RENAME TO "{lines}"')
+        spans = engine.rows(f'SELECT inp IS NOT NULL AND ok FROM "{files}"')
+    except duckdb.Error:
+        return False
+    if not all(ok for (ok,) in spans):
+        return False
+    engine.execute(
+        f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT '
+        f'__row, __j, __shape, __err, __raw FROM "{lines}" WHERE NOT __blank'
+    )
+    for _, p in items:
+        p.table = name
+    return True
 
 
 def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> None:
