@@ -224,13 +224,16 @@ def _stage_all(
     stored = stored_inputs(engine)
     earlier: set[str] = set()
     batch: list[tuple[int, Prepared]] = []
+    batch_bytes = 0  # of the inputs in `batch` (summed as they join: 10,000 files)
     shape = shape_of(m, engine)  # what each JSONL record's __shape holds
 
     def flush() -> None:
+        nonlocal batch_bytes
         if batch:
             stage_batch(engine, batch, shape)
-            bar.advance(sum(p.size for _, p in batch))
+            bar.advance(batch_bytes)
             batch.clear()
+            batch_bytes = 0
 
     for i, p in enumerate(prepared):
         try:
@@ -245,10 +248,11 @@ def _stage_all(
             # a batch is of one format; a Parquet batch, copied into a table, of BATCH_BYTES
             if batch and (
                 batch[-1][1].fmt != p.fmt
-                or (p.fmt == "parquet" and sum(q.size for _, q in batch) + p.size > BATCH_BYTES)
+                or (p.fmt == "parquet" and batch_bytes + p.size > BATCH_BYTES)
             ):
                 flush()
             batch.append((i, p))
+            batch_bytes += p.size
         else:
             flush()
             lines = ahead.take(i, p) if ahead is not None else None

@@ -261,7 +261,7 @@ def _read_parquet_batch(
     engine: DuckDBEngine, items: list[tuple[int, Prepared]], shape: Shape
 ) -> bool:
     """Parquet files of one schema (as their footers give it: names, types, nesting), so that
-    each reads as it would alone, into one temp table `_ing_batch_<first index>`; consecutive
+    each reads as it would alone, into one temp table (`_read_parquet_files`); consecutive
     files of another schema form their own batch. False when they cannot be read so."""
     paths = [p.read_path for _, p in items]
     try:
@@ -281,17 +281,24 @@ def _read_parquet_batch(
             groups[-1].append(item)
         else:
             groups.append([item])
-    if len(groups) > 1:
-        for group in groups:
+    if len(groups) == 1:
+        return _read_parquet_files(engine, items)
+    for group in groups:  # each read as one, its footers already compared; else as a batch
+        if len(group) == 1 or not _read_parquet_files(engine, group):
             stage_batch(engine, group, shape)
-        return True
+    return True
+
+
+def _read_parquet_files(engine: DuckDBEngine, items: list[tuple[int, Prepared]]) -> bool:
+    """Parquet files of one schema into one temp table `_ing_batch_<first index>` (each
+    input's `table` set); False when they cannot be read so."""
     name = f"_ing_batch_{items[0][0]}"
     try:
         temp_table(
             engine,
             name,
             "ingest/parquet_batch",
-            paths=[literal_path(f) for f in paths],
+            paths=[literal_path(p.read_path) for _, p in items],
             inps=[i for i, _ in items],
             stride=STRIDE,
         )
