@@ -114,6 +114,29 @@ def test_missing_file(runner, db, tmp_path):
     assert "nope.jsonl" in line and "not found" in line
 
 
+def test_running_out_of_memory_names_the_file_and_the_limit_not_the_mapping(runner, db, tmp_path):
+    # one row group of 300,000 uncompressed 64-character ids (19 MiB): a 16 MB limit cannot
+    # hold it while it is read
+    log = tmp_path / "big.parquet"
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT md5(range::VARCHAR) || md5((range * 7)::VARCHAR) AS request_id, "
+        "TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, 'a' AS account_id, 'm' AS model, "
+        f"5 AS prompt_tokens FROM range(300000)) TO '{log}' "
+        "(FORMAT parquet, ROW_GROUP_SIZE 1000000, COMPRESSION uncompressed)"
+    )
+    con.close()
+    result = runner.invoke(
+        app,
+        ["ingest", str(log), "--profile", "canonical", "--db", str(db), "--memory-limit", "16MB"],
+    )
+    assert result.exit_code == 4, result.output  # the system's resource, not bad input
+    (line,) = messages(result.stderr)
+    assert line.startswith(f"error: {log}: DuckDB ran out of memory ("), line
+    assert "raise --memory-limit" in line and "row group" in line and "mapping" not in line
+    assert _state(db) == [(2, 4, 1)]
+
+
 def test_unknown_profile_is_a_usage_error_naming_the_choices(runner, db):
     result = runner.invoke(
         app, ["ingest", str(FIX / "canonical.jsonl"), "--profile", "splunk", "--db", str(db)]

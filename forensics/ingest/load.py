@@ -31,7 +31,7 @@ from ..progress import Progress
 from ..schema import InputStats
 from .compile import Compiled, compile_mapping, input_structures, signature
 from .inputfile import Prepared, literal_path
-from .staging import STRIDE, read_error, temp_table, temp_table_sql
+from .staging import STRIDE, memory_error, read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -354,9 +354,12 @@ def _load_run(
 @contextlib.contextmanager
 def _mapping_errors(m: Mapping, p: Prepared) -> Iterator[None]:
     """A DuckDB error while the mapping is applied -> one InputError naming mapping and file
-    (for Parquet, read here rather than staged, an I/O error is the file's)."""
+    (for Parquet, read here rather than staged, an I/O error is the file's); running out of
+    memory -> a ResourceError naming the file and the memory limit."""
     try:
         yield
+    except duckdb.OutOfMemoryException as e:
+        raise memory_error(p, e) from None
     except (duckdb.IOException, duckdb.InvalidInputException) as e:
         if p.fmt != "parquet":
             raise _mapping_error(m, p, e) from None

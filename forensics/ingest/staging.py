@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from ..engines import DuckDBEngine, queries
-from ..errors import InputError, first_line
+from ..errors import InputError, ResourceError, first_line, option
 from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared, literal_path
@@ -136,6 +136,8 @@ def stage(
         engine.execute(f'DROP TABLE IF EXISTS temp."{table}"')
         engine.execute(f'ALTER TABLE temp."_ing_src" RENAME TO "{table}"')
         return table
+    except duckdb.OutOfMemoryException as e:
+        raise memory_error(p, e) from None
     except duckdb.Error as e:
         raise read_error(p, e) from None
 
@@ -352,6 +354,20 @@ def temp_table(engine: DuckDBEngine, table: str, query: str, **params: Any) -> N
 def temp_table_sql(engine: DuckDBEngine, table: str, sql: str, params: dict[str, Any]) -> None:
     """Temp table `table` from a SQL text."""
     engine.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS {sql}', **params)
+
+
+def memory_error(p: Prepared, e: Exception) -> ResourceError:
+    """DuckDB ran out of memory while reading or loading input p: one line naming it and
+    the way out (not the file's or the mapping's fault)."""
+    fix = f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with room to "
+    fix += "spill"
+    if p.fmt == "parquet":  # a row group is read whole: no spilling gets under it
+        fix += (
+            "; a Parquet row group is held whole while it is read (pyarrow before version 15 "
+            "wrote up to 64M rows as one): a file of very large row groups needs that much "
+            "memory, or smaller row groups"
+        )
+    return ResourceError(f"DuckDB ran out of memory ({first_line(e)})", where=p.path, fix=fix)
 
 
 def read_error(p: Prepared, e: Exception) -> InputError:
