@@ -224,3 +224,85 @@ def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_
         report = ingest_into(engine, [log], mapping=m)
         assert engine.scalar("SELECT current_setting('threads')") == 2
     assert [(s.rows_read, s.rows_loaded) for s in report.inputs] == [(10240, 10240)]
+
+
+def test_a_file_of_fewer_row_groups_than_threads_is_read_as_row_ranges():
+    from forensics.ingest.staging import MIN_RANGE_ROWS, row_ranges
+
+    # (rows, row groups, threads, largest row group's bytes, memory limit) -> [lo, hi) ranges
+    # of the file's 0-based row numbers
+    mb, gb = 10**6, 15 * 10**8  # a row group of 35 MB, the default limit of 1.5 GB
+    assert row_ranges(1_000_055, 1, 2, 35 * mb, gb) == [(0, 500_027), (500_027, 1_000_055)]
+    assert row_ranges(1_000_000, 3, 4, 35 * mb, gb) == [
+        (0, 250_000),
+        (250_000, 500_000),
+        (500_000, 750_000),
+        (750_000, 1_000_000),
+    ]
+    assert row_ranges(2 * MIN_RANGE_ROWS, 1, 2, 375 * mb, gb) == [
+        (0, MIN_RANGE_ROWS),
+        (MIN_RANGE_ROWS, 2 * MIN_RANGE_ROWS),
+    ]
+    # as many row groups as threads or more, a range under DuckDB's row group size, one core,
+    # or two copies of the row group over half the limit (447 MB: a 10M-row one)
+    cases = (
+        (1_000_000, 2, 2, 35 * mb, gb),
+        (1_000_000, 5, 2, 35 * mb, gb),
+        (2 * MIN_RANGE_ROWS - 1, 1, 2, 35 * mb, gb),
+        (1_000_000, 1, 1, 35 * mb, gb),
+        (10_000_000, 1, 2, 447 * mb, gb),
+        (2 * MIN_RANGE_ROWS, 1, 2, 375 * mb + 1, gb),
+    )
+    assert [row_ranges(*c) for c in cases] == [[]] * 6
+
+
+def test_sizes_read_as_duckdb_shows_them():
+    from forensics.ingest.staging import size_bytes
+
+    assert size_bytes("1.3 GiB") == int(1.3 * 2**30)
+    assert size_bytes("512.0 MiB") == 512 * 2**20
+    assert size_bytes("1000 bytes") == 1000
+    assert size_bytes("18.8 GiB") == int(18.8 * 2**30)
+    assert [size_bytes(t) for t in ("", "lots", "1.5 parsecs", "GiB")] == [0] * 4
+
+
+def test_a_one_row_group_file_loads_as_two_ranges_each_row_once(tmp_path):
+    from forensics.engines import DuckDBEngine
+    from forensics.ingest import ingest_into
+
+    # one row group of 245,767 rows (2 * 122,880 + 7), read on 2 threads as rows [0, 122,883)
+    # and [122,883, 245,767) (0-based). Row 122,883, the second range's first, repeats row 0
+    # (a duplicate); the last row repeats row 122,882's id, the first range's last, with
+    # other tokens (a conflict, quarantined). So 245,765 loaded: source rows 1..245,767 but
+    # 122,884 and 245,767, summing to 245,767 * 245,768 / 2 - 122,884 - 245,767.
+    log = tmp_path / "one.parquet"
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT CASE range WHEN 122883 THEN 'r0' WHEN 245766 THEN 'r122882' "
+        "ELSE 'r' || range END AS request_id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, "
+        "'a' AS account_id, 'm' AS model, "
+        "CASE range WHEN 245766 THEN 6 ELSE 5 END AS prompt_tokens "
+        f"FROM range(245767) ORDER BY range) TO '{log}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)"
+    )
+    assert con.execute(f"SELECT num_row_groups FROM parquet_file_metadata('{log}')").fetchall() == [
+        (1,)
+    ]
+    con.close()
+    with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
+        engine.execute("CALL enable_logging('QueryLog')")
+        report = ingest_into(engine, [log], profile="canonical")
+        views = [
+            q
+            for (q,) in engine.rows("SELECT message FROM duckdb_logs WHERE type = 'QueryLog'")
+            if '"_ing_src_0_rows" AS' in q
+        ]
+        loaded = engine.rows(
+            "SELECT count(*), count(DISTINCT source_row), sum(source_row) FROM requests"
+        )
+        quarantined = engine.rows("SELECT row, reason FROM quarantine")
+    assert len(views) == 1 and views[0].count("read_parquet(") == 2  # two scans
+    assert [(s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) for s in report.inputs] == [
+        (245_767, 245_765, 1, 1)
+    ]
+    assert loaded == [(245_765, 245_765, 30_200_463_377)]
+    assert quarantined == [(245_767, "conflicting duplicate")]

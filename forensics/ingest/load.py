@@ -404,9 +404,9 @@ def spare_thread(row_groups: int, threads: int) -> int | None:
 def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
     """DuckDB's threads for the statements that load `p` (`spare_thread`; Parquet only)."""
     if p.fmt == "parquet" and not _batched(p):
-        row_groups = engine.scalar(
+        row_groups, _, _ = engine.rows(
             queries.load("ingest/row_groups"), path=literal_path(p.read_path)
-        )
+        )[0]
         threads = spare_thread(
             int(row_groups), int(engine.scalar("SELECT current_setting('threads')"))
         )

@@ -11,6 +11,7 @@ records."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from pathlib import Path
 from typing import Any
@@ -122,9 +123,24 @@ def stage(
             # that copy spilled); the path is bound through a session variable (views take no
             # parameters); binding the view checks the file is Parquet
             # (`<table>_rows` adds the file's row number, by which the load picks a few rows)
+            # (a file of fewer row groups than threads is read as row ranges, `row_ranges`)
             table = f"_ing_src_{i}"
             engine.execute(f"SET VARIABLE _ing_path_{i} = $path", path=literal_path(p.read_path))
             sql = queries.load("ingest/parquet_records").replace("_ing_path_N", f"_ing_path_{i}")
+            row_groups, rows, largest = engine.rows(
+                queries.load("ingest/row_groups"), path=literal_path(p.read_path)
+            )[0]
+            ranges = row_ranges(
+                int(rows),
+                int(row_groups),
+                int(engine.scalar("SELECT current_setting('threads')")),
+                int(largest),
+                size_bytes(str(engine.scalar("SELECT current_setting('memory_limit')"))),
+            )
+            if ranges:  # integers of ours, in the view's text
+                sql = " UNION ALL ".join(
+                    f"SELECT * FROM ({sql}) WHERE __fr >= {lo} AND __fr < {hi}" for lo, hi in ranges
+                )
             engine.execute(
                 f'CREATE OR REPLACE TEMP VIEW "{table}_rows" AS SELECT * REPLACE '
                 f"(CAST(__row + {base} AS BIGINT) AS __row) FROM ({sql})"
@@ -140,6 +156,47 @@ def stage(
         raise memory_error(p, e) from None
     except duckdb.Error as e:
         raise read_error(p, e) from None
+
+
+# DuckDB's own row group size: a row range read on a thread of its own holds at least this
+MIN_RANGE_ROWS = 122_880
+
+
+def row_ranges(
+    rows: int, row_groups: int, threads: int, largest_bytes: int, memory_limit: int
+) -> list[tuple[int, int]]:
+    """The row ranges [lo, hi) of the 0-based row numbers to read a Parquet file of `rows`
+    in `row_groups` (the largest `largest_bytes` compressed) as, one scan each, on `threads`
+    cores; [] reads it as one scan. DuckDB reads one row group of a file per thread, so a
+    file of fewer row groups than threads (pyarrow writes up to 1M rows as one, before
+    version 15 up to 64M) is read and loaded on fewer threads than there are cores. Read as
+    `threads` equal ranges, the load runs on every core; each scan decodes its range's row
+    groups (in the load's statement, which runs without filter pushdown, every row group of
+    the file). Only when each range holds at least MIN_RANGE_ROWS, and when a row group's
+    data held by every scan at once takes at most half of `memory_limit` (bytes): a
+    10M-row row group of 447 MB is read as one scan within 1.5 GB, not as two."""
+    if (
+        row_groups < threads
+        and rows >= threads * MIN_RANGE_ROWS
+        and threads * largest_bytes <= memory_limit // 2
+    ):
+        cuts = [rows * k // threads for k in range(threads + 1)]
+        return list(itertools.pairwise(cuts))
+    return []
+
+
+_UNITS = {"bytes": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_UNITS.update({"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50})
+
+
+def size_bytes(text: str) -> int:
+    """DuckDB's display of a size ('1.3 GiB', '512.0 MiB', '1000 bytes') in bytes; 0 when
+    it is not one."""
+    number, _, unit = text.strip().partition(" ")
+    try:
+        return int(float(number) * _UNITS[unit.strip()])
+    except (KeyError, ValueError):
+        return 0
 
 
 def read_lines(
