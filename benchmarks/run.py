@@ -35,8 +35,9 @@ in memory.
 Then, once: `forensics run` at --e2e-size per format (the Parquet run of --run-sizes is
 reused when that size was timed there); --many-files JSONL files of 100 records ingested in
 one call against the same records in one file (files per second; --many-files-format
-parquet for Parquet files); CLI start-up
-(`forensics --help`, wall time).
+parquet for Parquet files); with --one-row-group N, the Parquet sample of N requests written
+as one row group (as pyarrow writes up to 1M rows), ingested against DuckDB's bare read of
+it; CLI start-up (`forensics --help`, wall time).
 
 The stages of `forensics run` are timed in one way, through the library's Progress reports
 (StepTimes, nothing in the library patched): each step's wall and CPU seconds, summed into
@@ -724,6 +725,64 @@ def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Pat
     }
 
 
+def one_row_group_case(data: Path, size: int, seed: int) -> tuple[Path, Path, dict]:
+    """The Parquet sample of `size` requests rewritten as one row group, as pyarrow writes up
+    to 1M rows (before version 15 up to 64M): (the file, its mapping, the sample's truth)."""
+    case, truth = ensure_case(data, size, "parquet", seed)
+    one = data / f"parquet-{size}-s{seed}-one-row-group.parquet"
+    if not one.is_file():
+        import duckdb
+
+        part = one.with_name(one.name + ".part")
+        con = duckdb.connect()
+        con.execute(
+            f"COPY (SELECT * FROM read_parquet($p)) TO '{part}' "
+            f"(FORMAT parquet, ROW_GROUP_SIZE {size + 1})",
+            {"p": str(log_of(case))},
+        )
+        groups = con.execute(
+            "SELECT num_row_groups FROM parquet_file_metadata($p)", {"p": str(part)}
+        ).fetchall()
+        con.close()
+        if groups != [(1,)]:
+            raise RuntimeError(f"{part}: {groups} row groups, not one")
+        part.replace(one)
+    return one, case / "gateway.mapping.toml", truth
+
+
+def bench_one_row_group(size: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
+    """Toolkit ingest vs DuckDB's bare read of the Parquet sample of `size` requests written
+    as one row group (DuckDB reads a row group on one thread; the toolkit reads such a file
+    as row ranges), repeated as often as the most repeated size."""
+    log, mapping, truth = one_row_group_case(data, size, args.seed)
+    repeats = max(args.repeats_by_size.values())
+    db, raw_db = work / "one-row-group.duckdb", work / "one-row-group-raw.duckdb"
+    tk: list[dict] = []
+    raw: list[dict] = []
+    for i in range(repeats):
+        print(f"  one row group {size:,} repeat {i + 1}: ingest", flush=True)
+        tk.append(run_step("toolkit_ingest", log=str(log), db=str(db), mapping=str(mapping)))
+        if args.baselines:
+            raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
+    _unlink_db(db)
+    _unlink_db(raw_db)
+    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
+    out: dict[str, Any] = {
+        "requests": size,
+        "row_groups": 1,
+        "file_bytes": log.stat().st_size,
+        "toolkit": summarize(tk),
+        "totals": {k: tk[-1][k] for k in keys},
+        "equals_truth": {k: tk[-1][k] for k in keys} == truth["ingest"],
+    }
+    if raw:
+        out["duckdb_bare_read"] = summarize(raw)
+        out["ratio_toolkit_vs_bare_read"] = (
+            out["toolkit"]["median_s"] / out["duckdb_bare_read"]["median_s"]
+        )
+    return out
+
+
 def scaling(rows: list[dict]) -> dict:
     """Cost growth from the smallest to the largest size against n and n log n, and between
     each size and the next (time and CPU)."""
@@ -1037,6 +1096,18 @@ def table(doc: dict) -> str:
             f"{f['seconds_per_file']:.3f} s a file); the same records in one file "
             f"{f['one_file_seconds']:.1f} s: {f['ratio_many_vs_one_file']:.1f}x",
         ]
+    if doc.get("one_row_group"):
+        o = doc["one_row_group"]
+        line = (
+            f"one row group: {o['requests']:,} Parquet requests in one row group, toolkit "
+            f"{o['toolkit']['median_s']:.2f} s"
+        )
+        if "duckdb_bare_read" in o:
+            line += (
+                f" vs DuckDB's bare read {o['duckdb_bare_read']['median_s']:.2f} s: "
+                f"{o['ratio_toolkit_vs_bare_read']:.2f}x"
+            )
+        lines += ["", line]
     lines.append("")
     for name, t in doc["targets"].items():
         detail = ", ".join(
@@ -1122,6 +1193,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the format of the --many-files files (JSONL gzip, or Parquet)",
     )
     ap.add_argument(
+        "--one-row-group",
+        type=float,
+        default=0,
+        help="ingest the Parquet sample of this many requests written as one row group, "
+        "against DuckDB's bare read of it (0: skip)",
+    )
+    ap.add_argument(
         "--no-baselines",
         dest="baselines",
         action="store_false",
@@ -1146,6 +1224,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.polars_max = int(args.polars_max)
     args.polars_ingest_max = int(args.polars_ingest_max)
     args.e2e_size = int(args.e2e_size)
+    args.one_row_group = int(args.one_row_group)
     reps = [int(r) for r in str(args.repeats).split(",") if r]
     if len(reps) == 1:
         reps = reps * len(args.sizes)
@@ -1184,11 +1263,13 @@ def main(argv: list[str] | None = None) -> int:
             "e2e_size": args.e2e_size,
             "many_files": args.many_files,
             "many_files_format": args.many_files_format,
+            "one_row_group": args.one_row_group,
             "targets": TARGETS,
         },
         "results": [],
         "end_to_end": [],
         "many_files": None,
+        "one_row_group": None,
     }
     t0 = time.perf_counter()
     doc["cli_startup"] = cli_startup(args.cli_repeats)
@@ -1217,6 +1298,10 @@ def main(argv: list[str] | None = None) -> int:
         doc["many_files"] = bench_many_files(args.many_files, args, data, work)
         if not doc["many_files"]["same_totals"]:
             failed = {"at": "many files", **doc["many_files"]}
+    if failed is None and args.one_row_group:
+        doc["one_row_group"] = bench_one_row_group(args.one_row_group, args, data, work)
+        if not doc["one_row_group"]["equals_truth"]:
+            failed = {"at": "one row group", **doc["one_row_group"]}
     doc["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["scaling"] = scaling(doc["results"]) if failed is None else {}
     doc["targets"] = targets(doc["results"], doc["scaling"], doc["many_files"])

@@ -287,6 +287,7 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet", "--repeats", "1", "--no-baselines"]
     args += ["--e2e-size", "0", "--many-files", "10", "--many-files-format", "parquet"]
+    args += ["--one-row-group", "20000"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
@@ -316,6 +317,11 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
     }
     assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]
     assert "many files: 10 parquet files of 100 records" in doc["table"]
+    # the sample written as one row group, its totals those of truth.json; no bare read
+    one = doc["one_row_group"]
+    assert one["requests"] == 20000 and one["row_groups"] == 1 and one["equals_truth"] is True
+    assert set(one["toolkit"]) >= STEP_FIELDS and "duckdb_bare_read" not in one
+    assert "one row group: 20,000 Parquet requests in one row group, toolkit" in doc["table"]
 
 
 # --- the equal-work JSONL ingests -------------------------------------------------------------
