@@ -275,6 +275,16 @@ def step_compare(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dic
     return {"seconds": time.perf_counter() - t0, **result}
 
 
+def step_many_files_case(data: str, files: int, seed: int, fmt: str) -> dict:
+    folder, one, mapping = many_files_case(Path(data), files, seed, fmt)
+    return {"folder": str(folder), "one": str(one), "mapping": str(mapping)}
+
+
+def step_one_row_group_case(data: str, size: int, seed: int) -> dict:
+    log, mapping, truth = one_row_group_case(Path(data), size, seed)
+    return {"log": str(log), "mapping": str(mapping), "truth": truth}
+
+
 STEPS = {
     "toolkit_ingest": step_toolkit_ingest,
     "toolkit_analyze": step_toolkit_analyze,
@@ -288,6 +298,8 @@ STEPS = {
     "duckdb_ingest": step_duckdb_ingest,
     "polars_ingest": step_polars_ingest,
     "compare_ingest": step_compare_ingest,
+    "many_files_case": step_many_files_case,
+    "one_row_group_case": step_one_row_group_case,
 }
 
 
@@ -699,7 +711,9 @@ def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Pat
     """One `forensics ingest` of `files` files of FILE_RECORDS records (--many-files-format)
     against the same records in one file: files per second and the ratio of the two times."""
     fmt = args.many_files_format
-    folder, one, mapping = many_files_case(data, files, args.seed, fmt)
+    # made in a child: a parent's memory counts in its children's peak RSS (they fork from it)
+    made = run_step("many_files_case", data=str(data), files=files, seed=args.seed, fmt=fmt)
+    folder, one, mapping = Path(made["folder"]), Path(made["one"]), Path(made["mapping"])
     parts = str(folder / ("gateway-*.jsonl.gz" if fmt == "jsonl" else "gateway-*.parquet"))
     print(f"many files: {files} {fmt} x {FILE_RECORDS} records", flush=True)
     db_many, db_one = work / "many.duckdb", work / "one.duckdb"
@@ -754,7 +768,9 @@ def bench_one_row_group(size: int, args: argparse.Namespace, data: Path, work: P
     """Toolkit ingest vs DuckDB's bare read of the Parquet sample of `size` requests written
     as one row group (DuckDB reads a row group on one thread; the toolkit reads such a file
     as row ranges), repeated as often as the most repeated size."""
-    log, mapping, truth = one_row_group_case(data, size, args.seed)
+    # made in a child: a parent's memory counts in its children's peak RSS (they fork from it)
+    made = run_step("one_row_group_case", data=str(data), size=size, seed=args.seed)
+    log, mapping, truth = Path(made["log"]), Path(made["mapping"]), made["truth"]
     repeats = max(args.repeats_by_size.values())
     db, raw_db = work / "one-row-group.duckdb", work / "one-row-group-raw.duckdb"
     tk: list[dict] = []
