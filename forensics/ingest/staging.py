@@ -416,8 +416,9 @@ def temp_table_sql(engine: DuckDBEngine, table: str, sql: str, params: dict[str,
 def memory_error(p: Prepared, e: Exception) -> ResourceError:
     """DuckDB ran out of memory while reading or loading input p: one line naming it and
     the way out (not the file's or the mapping's fault)."""
-    fix = f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with room to "
-    fix += "spill"
+    fix = (
+        f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with room to spill"
+    )
     if p.fmt == "parquet":  # a row group is read whole: no spilling gets under it
         fix += (
             "; a Parquet row group is held whole while it is read (pyarrow before version 15 "
