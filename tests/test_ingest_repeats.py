@@ -203,6 +203,8 @@ def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_
     from forensics.ingest import ingest_into
     from forensics.ingest.inputfile import prepare
     from forensics.ingest.load import _load_threads
+    from forensics.ingest.shape import shape_of
+    from forensics.ingest.staging import stage
     from forensics.mapping import profile
 
     log = tmp_path / "five.parquet"  # 5 row groups of 2,048 rows (DuckDB's vector size)
@@ -218,7 +220,9 @@ def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_
     con.close()
     m = profile("canonical")
     with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
-        with _load_threads(engine, prepare(log, m, tmp_path)):
+        p = prepare(log, m, tmp_path)
+        p.table = stage(engine, p, 0, shape_of(m, engine))  # reads the row groups
+        with _load_threads(engine, p):
             assert engine.scalar("SELECT current_setting('threads')") == 3
         assert engine.scalar("SELECT current_setting('threads')") == 2
         report = ingest_into(engine, [log], mapping=m)

@@ -62,6 +62,7 @@ class Prepared:
     replaces: str | None = None  # force: the path its earlier load is recorded under
     side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
     gaps: str | None = None  # CSV: file of the lines that start no record (_CsvLines)
+    row_groups: int | None = None  # Parquet staged alone: its row groups (the footer's)
 
     @property
     def source(self) -> str:

@@ -30,7 +30,7 @@ from ..mapping import Mapping, mapping_digest
 from ..progress import Progress
 from ..schema import InputStats
 from .compile import Compiled, compile_mapping, input_structures, signature
-from .inputfile import Prepared, literal_path
+from .inputfile import Prepared
 from .staging import STRIDE, memory_error, read_error, temp_table, temp_table_sql
 
 RAW_LIMIT = 2048
@@ -402,13 +402,11 @@ def spare_thread(row_groups: int, threads: int) -> int | None:
 
 
 def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
-    """DuckDB's threads for the statements that load `p` (`spare_thread`; Parquet only)."""
-    if p.fmt == "parquet" and not _batched(p):
-        row_groups, _, _ = engine.rows(
-            queries.load("ingest/row_groups"), path=literal_path(p.read_path)
-        )[0]
+    """DuckDB's threads for the statements that load `p` (`spare_thread`; a Parquet input
+    staged alone, whose row groups staging read from its footer)."""
+    if p.row_groups is not None:
         threads = spare_thread(
-            int(row_groups), int(engine.scalar("SELECT current_setting('threads')"))
+            p.row_groups, int(engine.scalar("SELECT current_setting('threads')"))
         )
         if threads is not None:
             return engine.settings(threads=str(threads))

@@ -130,9 +130,10 @@ def stage(
             row_groups, rows, largest = engine.rows(
                 queries.load("ingest/row_groups"), path=literal_path(p.read_path)
             )[0]
+            p.row_groups = int(row_groups)  # for the load's threads (`load.spare_thread`)
             ranges = row_ranges(
                 int(rows),
-                int(row_groups),
+                p.row_groups,
                 int(engine.scalar("SELECT current_setting('threads')")),
                 int(largest),
                 size_bytes(str(engine.scalar("SELECT current_setting('memory_limit')"))),
