@@ -281,8 +281,8 @@ def step_many_files_case(data: str, files: int, seed: int, fmt: str) -> dict:
 
 
 def step_one_row_group_case(data: str, size: int, seed: int) -> dict:
-    log, mapping, truth = one_row_group_case(Path(data), size, seed)
-    return {"log": str(log), "mapping": str(mapping), "truth": truth}
+    case, truth = one_row_group_case(Path(data), size, seed)
+    return {"case": str(case), "truth": truth}
 
 
 STEPS = {
@@ -739,15 +739,19 @@ def bench_many_files(files: int, args: argparse.Namespace, data: Path, work: Pat
     }
 
 
-def one_row_group_case(data: Path, size: int, seed: int) -> tuple[Path, Path, dict]:
+def one_row_group_case(data: Path, size: int, seed: int) -> tuple[Path, dict]:
     """The Parquet sample of `size` requests rewritten as one row group, as pyarrow writes up
-    to 1M rows (before version 15 up to 64M): (the file, its mapping, the sample's truth)."""
+    to 1M rows (before version 15 up to 64M): (a case folder of the file and its mapping, the
+    sample's truth)."""
     case, truth = ensure_case(data, size, "parquet", seed)
-    one = data / f"parquet-{size}-s{seed}-one-row-group.parquet"
+    folder = data / f"parquet-{size}-s{seed}-one-row-group"
+    one = folder / "gateway.parquet"
     if not one.is_file():
         import duckdb
 
-        part = one.with_name(one.name + ".part")
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(case / "gateway.mapping.toml", folder / "gateway.mapping.toml")
+        part = data / f"{folder.name}.part"  # not in the folder: log_of finds the log there
         con = duckdb.connect()
         con.execute(
             f"COPY (SELECT * FROM read_parquet($p)) TO '{part}' "
@@ -761,42 +765,25 @@ def one_row_group_case(data: Path, size: int, seed: int) -> tuple[Path, Path, di
         if groups != [(1,)]:
             raise RuntimeError(f"{part}: {groups} row groups, not one")
         part.replace(one)
-    return one, case / "gateway.mapping.toml", truth
+    return folder, truth
 
 
 def bench_one_row_group(size: int, args: argparse.Namespace, data: Path, work: Path) -> dict:
-    """Toolkit ingest vs DuckDB's bare read of the Parquet sample of `size` requests written
-    as one row group (DuckDB reads a row group on one thread; the toolkit reads such a file
-    as row ranges), repeated as often as the most repeated size."""
+    """Toolkit ingest vs DuckDB's bare read (`bench_ingest`) of the Parquet sample of `size`
+    requests written as one row group (DuckDB reads a row group on one thread; the toolkit
+    reads such a file as row ranges), repeated as often as the most repeated size."""
     # made in a child: a parent's memory counts in its children's peak RSS (they fork from it)
     made = run_step("one_row_group_case", data=str(data), size=size, seed=args.seed)
-    log, mapping, truth = Path(made["log"]), Path(made["mapping"]), made["truth"]
+    print(f"one row group: {size:,} Parquet requests", flush=True)
     repeats = max(args.repeats_by_size.values())
-    db, raw_db = work / "one-row-group.duckdb", work / "one-row-group-raw.duckdb"
-    tk: list[dict] = []
-    raw: list[dict] = []
-    for i in range(repeats):
-        print(f"  one row group {size:,} repeat {i + 1}: ingest", flush=True)
-        tk.append(run_step("toolkit_ingest", log=str(log), db=str(db), mapping=str(mapping)))
-        if args.baselines:
-            raw.append(run_step("bare_read", log=str(log), db=str(raw_db)))
+    out, db = bench_ingest(Path(made["case"]), "parquet", size, repeats, work, args)
     _unlink_db(db)
-    _unlink_db(raw_db)
-    keys = ("rows_read", "rows_loaded", "duplicates", "quarantined")
-    out: dict[str, Any] = {
+    return {
         "requests": size,
         "row_groups": 1,
-        "file_bytes": log.stat().st_size,
-        "toolkit": summarize(tk),
-        "totals": {k: tk[-1][k] for k in keys},
-        "equals_truth": {k: tk[-1][k] for k in keys} == truth["ingest"],
+        **out,
+        "equals_truth": out["totals"] == made["truth"]["ingest"],
     }
-    if raw:
-        out["duckdb_bare_read"] = summarize(raw)
-        out["ratio_toolkit_vs_bare_read"] = (
-            out["toolkit"]["median_s"] / out["duckdb_bare_read"]["median_s"]
-        )
-    return out
 
 
 def scaling(rows: list[dict]) -> dict:
