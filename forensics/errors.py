@@ -119,6 +119,19 @@ _PATHS = {
 _DUCKDB_FILE = re.compile(r'(?:file|directory) "([^"]+)"')
 
 
+def out_of_memory(e: BaseException, where: str | None = None, why: str = "") -> ResourceError:
+    """DuckDB ran out of memory (`e`), in `where` if given: the limit or the spill space is
+    the way out, and `why` (after "; ") what needed the memory."""
+    fix = (
+        f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with room to spill"
+    )
+    return ResourceError(
+        f"DuckDB ran out of memory ({first_line(e)})",
+        where=where,
+        fix=fix + (f"; {why}" if why else ""),
+    )
+
+
 def system_error(exc: BaseException | None, *, faults_only: bool = False) -> ForensicsError | None:
     """The OS error behind `exc` (an OSError, or a DuckDB error reporting one, searched
     through its causes) as one line naming the path, the errno text and the fix: a
@@ -150,11 +163,7 @@ def _system_error(e: BaseException, faults_only: bool) -> ForensicsError | None:
     text = str(e).strip()
     first = text.splitlines()[0] if text else type(e).__name__
     if isinstance(e, duckdb.OutOfMemoryException):
-        return ResourceError(
-            f"DuckDB ran out of memory ({first})",
-            fix=f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with "
-            "room to spill",
-        )
+        return out_of_memory(e)
     for table, kind in ((_FAULTS, ResourceError), (_PATHS, InputError)):
         for code, fix in table.items():
             if os.strerror(code) in text:

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 
 from ..engines import DuckDBEngine, queries
-from ..errors import InputError, ResourceError, first_line, option
+from ..errors import InputError, ResourceError, first_line, out_of_memory
 from ..mapping import CsvDialect
 from . import inputfile
 from .inputfile import Prepared, literal_path
@@ -417,16 +417,14 @@ def temp_table_sql(engine: DuckDBEngine, table: str, sql: str, params: dict[str,
 def memory_error(p: Prepared, e: Exception) -> ResourceError:
     """DuckDB ran out of memory while reading or loading input p: one line naming it and
     the way out (not the file's or the mapping's fault)."""
-    fix = (
-        f"raise {option('memory_limit')}, or give {option('temp_dir')} on a disk with room to spill"
-    )
+    why = ""
     if p.fmt == "parquet":  # a row group is read whole: no spilling gets under it
-        fix += (
-            "; a Parquet row group is held whole while it is read (pyarrow before version 15 "
+        why = (
+            "a Parquet row group is held whole while it is read (pyarrow before version 15 "
             "wrote up to 64M rows as one): a file of very large row groups needs that much "
             "memory, or smaller row groups"
         )
-    return ResourceError(f"DuckDB ran out of memory ({first_line(e)})", where=p.path, fix=fix)
+    return out_of_memory(e, where=p.path, why=why)
 
 
 def read_error(p: Prepared, e: Exception) -> InputError:
