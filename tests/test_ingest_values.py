@@ -300,3 +300,49 @@ def test_a_crlf_csv_row_with_invalid_utf8_is_quarantined_at_its_line(tmp_path):
     loaded, quarantined = _ingest_bytes(tmp_path, "w.csv", data)
     assert loaded == [("c1", 2), ("c3", 4)]
     assert quarantined == [(3, "invalid UTF-8", '{"bytes":30}')]
+
+
+TEXT_VALUES = [  # (id, t, acct, model): spaces around a text value are cut, inside kept
+    (" r1 ", "2026-08-27T10:00:00Z", "a b", "m  "),
+    ("r2", " 2026-08-27T10:00:01Z  ", "   ", "m"),
+    ("r 3", "2026-08-27T10:00:02Z", "  a", " m m "),
+    ("r4", "2026-08-27 10:00:03Z", "a", "m"),
+    ("r5", "2026-08-27T10:00:04Z", "a", ""),
+]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_text_values_are_read_with_the_spaces_around_them_cut(tmp_path, fmt):
+    # by hand: r1 -> 'r1', 'a b', 'm'; r2's account is only spaces (missing); r 3 keeps its
+    # inner spaces ('r 3', 'a', 'm m'), r4 its time's; r5's model is empty (missing)
+    log = tmp_path / f"text.{fmt}"
+    if fmt == "jsonl":
+        log.write_text(
+            "".join(
+                json.dumps({"id": i, "t": t, "acct": a, "model": m, "n": 1, "status": 200}) + "\n"
+                for i, t, a, m in TEXT_VALUES
+            )
+        )
+    else:
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t (id VARCHAR, t VARCHAR, acct VARCHAR, model VARCHAR)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", TEXT_VALUES)
+        con.execute(
+            "COPY (SELECT *, 1 AS n, 200 AS status FROM t ORDER BY rowid) TO '"
+            + str(log)
+            + "' (FORMAT parquet)"
+        )
+        con.close()
+    mapping = tmp_path / "text.mapping.toml"
+    mapping.write_text(MAPPING.format(unit="iso8601"))
+    db = tmp_path / "text.duckdb"
+    ingest([log], db, mapping=mapping)
+    assert db_rows(db, "SELECT request_id, ts, account_id, model FROM requests ORDER BY 1") == [
+        ("r 3", _utc(2026, 8, 27, 10, 0, 2), "a", "m m"),
+        ("r1", _utc(2026, 8, 27, 10), "a b", "m"),
+        ("r4", _utc(2026, 8, 27, 10, 0, 3), "a", "m"),
+    ]
+    assert db_rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
+        (2, "missing required field account_id"),
+        (5, "missing required field model"),
+    ]

@@ -417,10 +417,13 @@ def _typed(f: schema.Field, e: str, typ: str, simple: bool, tz: str) -> tuple[st
         return "NULL", f"timezone('UTC', CAST({e} AS TIMESTAMP))"
     if f.name in schema.TIME_FIELDS and typ in _TIME_TYPES:
         return f"CAST(CAST({e} AS TIMESTAMP) AS VARCHAR)", None
-    if simple and typ == "VARCHAR":  # trim copies the text: only when there is a space to cut
+    if simple and typ == "VARCHAR":
+        # trim copies the text: only when there is a space to cut. contains() first (a byte
+        # search) spares the two end checks for the many values with no space at all (1M
+        # ids, one thread: 40 -> 22 ms; the bare column 14 ms)
         return (
-            f"NULLIF(CASE WHEN starts_with({e}, ' ') OR ends_with({e}, ' ') THEN trim({e}) "
-            f"ELSE {e} END, '')"
+            f"NULLIF(CASE WHEN contains({e}, ' ') AND (starts_with({e}, ' ') "
+            f"OR ends_with({e}, ' ')) THEN trim({e}) ELSE {e} END, '')"
         ), None
     return f"NULLIF(trim(CAST({e} AS VARCHAR)), '')", None
 
