@@ -281,6 +281,42 @@ def test_every_step_forensics_run_reports_is_timed_in_a_named_stage(tmp_path: Pa
     assert stages == {"ingest", "analyze", "notify", "report", "chart export"}
 
 
+def test_a_missed_growth_target_names_the_ratios_it_judged() -> None:
+    # 1M -> 5M: n log n is 5.58x; JSONL ingest grew 5.7x (the miss), the others less
+    scale = benchmark.scaling(
+        [
+            {
+                "size": 1_000_000,
+                "ingest": {
+                    "parquet": {"toolkit": {"median_s": 1.2, "median_cpu_s": 2.0}},
+                    "jsonl": {"toolkit": {"median_s": 4.7}},
+                },
+                "analyze": {"toolkit": {"median_s": 0.6, "median_cpu_s": 1.0}},
+            },
+            {
+                "size": 5_000_000,
+                "ingest": {
+                    "parquet": {"toolkit": {"median_s": 4.8, "median_cpu_s": 8.0}},
+                    "jsonl": {"toolkit": {"median_s": 26.79}},
+                },
+                "analyze": {"toolkit": {"median_s": 2.7, "median_cpu_s": 2.7}},
+            },
+        ]
+    )
+    target = benchmark.growth_target(scale)
+    assert target["met"] is False
+    assert set(target) == {
+        "nlogn_ratio",
+        "parquet_ingest_time_ratio",
+        "jsonl_ingest_time_ratio",
+        "analyze_time_ratio",
+        "met",
+    }
+    assert round(target["nlogn_ratio"], 2) == 5.58  # 5 * ln(5e6) / ln(1e6)
+    assert round(target["jsonl_ingest_time_ratio"], 2) == 5.70
+    assert round(target["parquet_ingest_time_ratio"], 2) == 4.00
+
+
 def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_truth(
     tmp_path: Path,
 ) -> None:
