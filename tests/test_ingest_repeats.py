@@ -198,6 +198,38 @@ def test_a_spare_thread_only_where_a_few_row_groups_leave_cores_idle():
     ] * 6
 
 
+def test_the_ids_are_grouped_on_three_threads_where_duckdb_runs_two():
+    from forensics.ingest.load import aggregate_threads
+
+    assert aggregate_threads(2) == 3
+    assert [aggregate_threads(n) for n in (1, 3, 4, 8)] == [None] * 4
+
+
+def test_an_ingest_on_two_threads_finds_its_repeats_and_leaves_two_threads(tmp_path):
+    from forensics.engines import DuckDBEngine
+    from forensics.ingest import ingest_into
+    from forensics.mapping import profile
+
+    log = tmp_path / "one.parquet"  # one row group: no spare thread, so the keys alone raise
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT 'r' || (range % 9000) AS request_id, "
+        "TIMESTAMPTZ '2026-08-27 10:00:00+00' + to_seconds(range % 9000) AS ts, "
+        "'a' AS account_id, 'm' AS model, 5 + (range // 9000) * (range % 2) AS prompt_tokens "
+        f"FROM range(10000)) TO '{log}' (FORMAT parquet)"
+    )
+    con.close()
+    with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
+        report = ingest_into(engine, [log], mapping=profile("canonical"))
+        assert engine.scalar("SELECT current_setting('threads')") == 2
+        conflicts = engine.scalar("SELECT count(*) FROM quarantine WHERE reason LIKE '%conflict%'")
+    # rows 9000-9999 repeat the ids of rows 0-999: the even ones exactly (duplicates), the odd
+    # ones with 6 prompt tokens rather than 5 (conflicts)
+    (s,) = report.inputs
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (10000, 9000, 500, 500)
+    assert conflicts == 500
+
+
 def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_them(tmp_path):
     from forensics.engines import DuckDBEngine
     from forensics.ingest import ingest_into
