@@ -304,3 +304,42 @@ def test_failed_first_ingest_leaves_no_database(tmp_path):
     with pytest.raises(InputError):
         ingest([empty], tmp_path / "new.duckdb", profile="canonical")
     assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_a_parquet_input_is_recorded_under_the_sha256_of_its_bytes(tmp_path):
+    # hashed on a thread of its own while the database opens (inputfile.Prehash)
+    ingest([CANON / "canonical.parquet"], tmp_path / "c.duckdb", profile="canonical")
+    expected = hashlib.sha256((CANON / "canonical.parquet").read_bytes()).hexdigest()
+    assert db_rows(tmp_path / "c.duckdb", "SELECT sha256 FROM inputs") == [(expected,)]
+
+
+def test_the_prehash_gives_parquet_inputs_their_sha256_and_leaves_the_rest_to_prepare():
+    from forensics.ingest.inputfile import Prehash
+    from forensics.mapping import profile
+
+    parquet, csv = CANON / "canonical.parquet", CANON / "canonical.csv"
+    prehash = Prehash([csv, parquet], profile("canonical"))
+    try:
+        assert prehash.take(csv) is None  # the line checks hash it as they read it
+        assert prehash.take(parquet) == hashlib.sha256(parquet.read_bytes()).hexdigest()
+        assert prehash.take(parquet) is None  # taken once
+    finally:
+        prehash.close()
+
+
+def test_a_stopped_prehash_leaves_prepare_to_hash_the_file(tmp_path):
+    import threading
+
+    from forensics.ingest.inputfile import Prehash, hash_file, prepare
+    from forensics.mapping import profile
+
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(InterruptedError):
+        hash_file(CANON / "canonical.parquet", stop=stop)
+    big = tmp_path / "big.parquet"  # several chunks: the stop lands inside it or before
+    big.write_bytes((CANON / "canonical.parquet").read_bytes() + b"\0" * (8 << 20))
+    prehash = Prehash([big], profile("canonical"))
+    prehash.close()
+    p = prepare(big, profile("canonical"), tmp_path, prehash)
+    assert p.sha256 == hashlib.sha256(big.read_bytes()).hexdigest()

@@ -84,9 +84,10 @@ def ingest(
     another process made (when two create `db` at once, the later one is refused).
     """
     m = resolve_mapping(mapping, profile)
-    resolve_inputs(paths, m.format)  # a wrong path is refused before a database is made
+    files = resolve_inputs(paths, m.format)  # a wrong path is refused before a database is made
     db_path = Path(db)
     new = None if db_path.exists() else new_db_name(db_path)
+    prehash = inputfile.Prehash(files, m)  # the Parquet inputs are hashed while DuckDB opens
     try:
         with DuckDBEngine(new or db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
             report = ingest_into(
@@ -100,11 +101,13 @@ def ingest(
                 progress=progress,
                 force=force,
                 allow_empty=allow_empty,
+                _prehash=prehash,
             )
         if new is not None:
             publish_db(new, db_path)
         return report
     finally:
+        prehash.close()
         if new is not None:  # only files this process created, under its own scratch name
             for part in (new, new.with_name(new.name + ".wal")):
                 scratch.remove(part)
@@ -123,6 +126,7 @@ def ingest_into(
     progress: Progress = SILENT,
     force: bool = False,
     allow_empty: bool = False,
+    _prehash: inputfile.Prehash | None = None,
 ) -> IngestReport:
     """Ingest `paths` into an open case database; all inputs commit together or not at all.
 
@@ -134,7 +138,8 @@ def ingest_into(
     An input already loaded (same sha256) is skipped, unless this mapping differs from the
     one it was loaded with: that is refused (InputError naming the file). With `force`, such
     inputs are re-ingested: their requests, quarantine rows and `inputs` row are deleted and
-    the file is loaded again, in the same transaction.
+    the file is loaded again, in the same transaction. (`_prehash`: `ingest`'s hashes of the
+    inputs, begun before it opened the database.)
     """
     m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)
     notes: list[str] = []
@@ -165,7 +170,7 @@ def ingest_into(
         with step(progress, "ingest: read inputs", _bytes(files), "bytes") as bar:
             try:
                 for f in files:
-                    prepared.append(inputfile.prepare(f, m, scratch_dir))
+                    prepared.append(inputfile.prepare(f, m, scratch_dir, _prehash))
                     bar.advance(prepared[-1].size)
             except BaseException:
                 if ahead is not None:
