@@ -137,10 +137,12 @@ CASE
     ELSE list_transform([_ing_tparts(upper(v))], lambda p: _ing_tgeneral(p, tz))[1]
 END;
 
--- a time given as a TIMESTAMPTZ `n` (a typed source column) or else as text `v`
-CREATE OR REPLACE TEMP MACRO _ing_time_n(n, v, unit, tz) AS
+-- a time given as a TIMESTAMPTZ `n` (a typed source column) or else as text, `t` its reading
+-- (_ing_time of the text: the compiled mapping reads it only for a field given as text, so a
+-- statement binds _ing_time only where it is used)
+CREATE OR REPLACE TEMP MACRO _ing_time_n(n, t) AS
 CASE
-    WHEN n IS NULL THEN _ing_time(v, unit, tz)
+    WHEN n IS NULL THEN t
     WHEN n >= TIMESTAMPTZ '0001-01-01 00:00:00+00'
         AND n <= TIMESTAMPTZ '9999-12-31 23:59:59.999999+00' THEN n
 END;

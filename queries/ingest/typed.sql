@@ -1,6 +1,7 @@
 -- Canonical typed records of one input (`_ing_mapped`: each mapped value as text v_F, and
 -- for counts, status and times from a source column already of a fitting type, the value
--- itself n_F; then v_F is only set when n_F does not fit) and `failed`: the first check, if
+-- itself n_F, then v_F is only set when n_F does not fit; t_F is the reading of the text
+-- v_F of a count, status or time, NULL when none is given) and `failed`: the first check, if
 -- any, a record fails (NULL: it can be loaded). ingest_reasons turns `failed` into the
 -- reason text (from the values kept here), only when some record failed; the direct load
 -- needs only `failed IS NULL`, so it never binds the _why macros. Missing status becomes
@@ -26,24 +27,24 @@ WITH typed AS (
         )
             AS request_id,
         v_request_id,
-        _ing_time_n(n_ts, v_ts, $unit, $tz) AS ts,
+        _ing_time_n(n_ts, t_ts) AS ts,
         v_ts,
         n_ts,
         n_ts_end,
         v_account_id AS account_id,
         v_model AS model,
-        coalesce(n_prompt_tokens, _ing_int(v_prompt_tokens)) AS prompt_tokens,
+        coalesce(n_prompt_tokens, t_prompt_tokens) AS prompt_tokens,
         v_prompt_tokens,
         n_prompt_tokens,
-        coalesce(n_completion_tokens, _ing_int(v_completion_tokens))
+        coalesce(n_completion_tokens, t_completion_tokens)
             AS completion_tokens,
         v_completion_tokens,
-        TRY_CAST(coalesce(n_status, _ing_int(v_status)) AS INTEGER) AS status,
+        TRY_CAST(coalesce(n_status, t_status) AS INTEGER) AS status,
         v_status,
         n_status,
         v_prefill_node AS prefill_node,
         v_decode_node AS decode_node,
-        _ing_time_n(n_ts_end, v_ts_end, $unit, $tz) AS ts_end,
+        _ing_time_n(n_ts_end, t_ts_end) AS ts_end,
         v_ts_end,
         extra
     FROM _ing_mapped
