@@ -250,16 +250,20 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     ids = select_sql = f"SELECT {', '.join(select)} FROM {source}"
     select_sql = f"SELECT *, {', '.join(readings)} FROM ({select_sql})"
     id_src = effective.get("request_id")
+    field = next(f for f in schema.REQUEST_FIELDS if f.name == "request_id")
     if p.fmt == "jsonl" and structure is not None and id_src is not None and id_src.kind == "path":
         # the id alone, one path per record rather than every mapped one (the duplicate
         # checks read only the id)
         params["id_path"] = _json_path(str(id_src.value))
-        field = next(f for f in schema.REQUEST_FIELDS if f.name == "request_id")
         text, _ = _typed(field, "__jid", "VARCHAR", True, m.timezone)
         ids = (
             f"SELECT __row, {text}::VARCHAR AS v_request_id FROM "
             "(SELECT __row, json_extract_string(__j, $id_path) AS __jid FROM _ing_src)"
         )
+    elif p.fmt != "jsonl" and id_src is not None and id_src.kind == "path":
+        # a column: the id's expression alone (planning every mapped one took ~4 ms)
+        text, _ = _typed(field, field_exprs["request_id"], types["request_id"], True, m.timezone)
+        ids = f"SELECT __row, {text}::VARCHAR AS v_request_id FROM _ing_src"
     return Compiled(
         effective,
         select_sql,
