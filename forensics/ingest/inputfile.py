@@ -103,6 +103,7 @@ class Prehash:
             for f in files
             if (m.format or suffix_format(f)) == "parquet" and _compression(f) is None
         ]
+        self._wanted = set(self._todo)  # 10,000 inputs: take() looks each up
         self._done: dict[Path, str | None] = {}
         self._finished = not self._todo
         self._stop = threading.Event()
@@ -128,7 +129,7 @@ class Prehash:
 
     def take(self, path: Path) -> str | None:
         """The sha256 of `path` (waiting for it), or None."""
-        if path not in self._todo:
+        if path not in self._wanted:
             return None
         with self._cond:
             self._cond.wait_for(lambda: path in self._done or self._finished)
