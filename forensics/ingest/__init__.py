@@ -87,7 +87,9 @@ def ingest(
     files = resolve_inputs(paths, m.format)  # a wrong path is refused before a database is made
     db_path = Path(db)
     new = None if db_path.exists() else new_db_name(db_path)
-    prehash = inputfile.Prehash(files, m)  # the Parquet inputs are hashed while DuckDB opens
+    # the first input, if Parquet, is hashed while DuckDB opens (only that start overlaps: the
+    # inputs after it are prepared as fast as they are hashed)
+    prehash = inputfile.Prehash(files[:1], m)
     try:
         with DuckDBEngine(new or db_path, memory_limit=memory_limit, temp_dir=temp_dir) as engine:
             report = ingest_into(

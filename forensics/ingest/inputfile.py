@@ -92,10 +92,11 @@ def _compression(path: Path) -> str | None:
 
 
 class Prehash:
-    """The sha256 of an ingest's Parquet inputs, hashed in order on a thread of its own from
-    before the case database opens: DuckDB's start and the hashing each take a core for
-    ~25 ms at 1M records. `take(path)` waits for an input's; None when it was not hashed
-    here (not Parquet, unreadable, or stopped), and `prepare` hashes it itself."""
+    """The sha256 of Parquet inputs (`ingest` gives it its first), hashed in order on a
+    thread of its own from before the case database opens: DuckDB's start and the hashing
+    each take a core for ~25 ms at 1M records. `take(path)` waits for an input's; None when
+    it was not hashed here (not given, not Parquet, unreadable, or stopped), and `prepare`
+    hashes it itself."""
 
     def __init__(self, files: Sequence[Path], m: Mapping):
         self._todo = [
