@@ -346,3 +346,37 @@ def test_text_values_are_read_with_the_spaces_around_them_cut(tmp_path, fmt):
         (2, "missing required field account_id"),
         (5, "missing required field model"),
     ]
+
+
+def test_only_fields_given_as_text_are_parsed_and_the_id_pass_reads_the_id_alone(tmp_path):
+    from forensics.engines import DuckDBEngine
+    from forensics.ingest import ingest_into
+
+    # ts typed (TIMESTAMPTZ), ts_end as text, the counts and status as integers: the load
+    # parses ts_end's text and nothing else (planning a parser costs each statement ms)
+    log = tmp_path / "mixed.parquet"
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT 'p1' AS id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS t, "
+        "'2026-08-27T10:00:05+00:00' AS t_end, 5 AS n, 3 AS c, 200 AS st) "
+        f"TO '{log}' (FORMAT parquet)"
+    )
+    con.close()
+    mapping = tmp_path / "mixed.mapping.toml"
+    mapping.write_text(
+        '[fields]\nrequest_id = "id"\nts = "t"\nts_end = "t_end"\naccount_id = { const = "a" }\n'
+        'model = { const = "m" }\nprompt_tokens = "n"\ncompletion_tokens = "c"\nstatus = "st"\n'
+    )
+    with DuckDBEngine(tmp_path / "c.duckdb") as engine:
+        engine.execute("CALL enable_logging('QueryLog')")
+        ingest_into(engine, [log], mapping=mapping)
+        logged = [
+            q for (q,) in engine.rows("SELECT message FROM duckdb_logs WHERE type = 'QueryLog'")
+        ]
+        loaded = engine.rows("SELECT request_id, ts, ts_end, prompt_tokens, status FROM requests")
+    (load,) = [q for q in logged if q.startswith("INSERT INTO requests")]
+    assert "_ing_time(v_ts_end" in load
+    assert "_ing_time(v_ts," not in load and "_ing_int(" not in load
+    (ids,) = [q for q in logged if q.startswith('CREATE OR REPLACE TEMP TABLE "_ing_ids"')]
+    assert "v_ts" not in ids and "json_object" not in ids
+    assert loaded == [("p1", _utc(2026, 8, 27, 10), _utc(2026, 8, 27, 10, 0, 5), 5, 200)]
