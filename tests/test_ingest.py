@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -328,8 +329,6 @@ def test_the_prehash_gives_parquet_inputs_their_sha256_and_leaves_the_rest_to_pr
 
 
 def test_a_stopped_prehash_leaves_prepare_to_hash_the_file(tmp_path):
-    import threading
-
     from forensics.ingest.inputfile import Prehash, hash_file, prepare
     from forensics.mapping import profile
 
@@ -343,3 +342,21 @@ def test_a_stopped_prehash_leaves_prepare_to_hash_the_file(tmp_path):
     prehash.close()
     p = prepare(big, profile("canonical"), tmp_path, prehash)
     assert p.sha256 == hashlib.sha256(big.read_bytes()).hexdigest()
+
+
+def test_a_prehash_whose_hashing_fails_leaves_prepare_to_hash_the_file(monkeypatch):
+    from forensics.ingest import inputfile
+    from forensics.mapping import profile
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("not an OSError")
+
+    parquet = CANON / "canonical.parquet"
+    monkeypatch.setattr(inputfile, "hash_file", broken)
+    prehash = inputfile.Prehash([parquet], profile("canonical"))
+    taken: list[str | None] = []
+    waiter = threading.Thread(target=lambda: taken.append(prehash.take(parquet)), daemon=True)
+    waiter.start()
+    waiter.join(timeout=30)  # a take() that waited for ever would fail here, not hang
+    prehash.close()
+    assert taken == [None]

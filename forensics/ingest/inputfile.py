@@ -111,22 +111,27 @@ class Prehash:
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, daemon=True)
         if self._todo:
-            self._thread.start()
+            try:
+                self._thread.start()
+            except RuntimeError:  # no thread to be had: prepare hashes every input
+                self._finished = True
 
     def _run(self) -> None:
-        for f in self._todo:
-            try:
-                digest: str | None = hash_file(f, stop=self._stop)
-            except OSError:  # prepare hashes it again and says why
-                digest = None
+        try:
+            for f in self._todo:
+                try:
+                    digest: str | None = hash_file(f, stop=self._stop)
+                except Exception:  # prepare hashes it again and says what went wrong
+                    digest = None
+                with self._cond:
+                    self._done[f] = digest
+                    self._cond.notify_all()
+                if self._stop.is_set():
+                    break
+        finally:  # take() never waits for a thread that has ended
             with self._cond:
-                self._done[f] = digest
+                self._finished = True
                 self._cond.notify_all()
-            if self._stop.is_set():
-                break
-        with self._cond:
-            self._finished = True
-            self._cond.notify_all()
 
     def take(self, path: Path) -> str | None:
         """The sha256 of `path` (waiting for it), or None."""
