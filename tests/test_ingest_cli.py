@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import messages
+from dbrows import write_parquet
 
 from forensics.cli import app
 
@@ -118,14 +119,13 @@ def test_running_out_of_memory_names_the_file_and_the_limit_not_the_mapping(runn
     # one row group of 300,000 uncompressed 64-character ids (19 MiB): a 16 MB limit cannot
     # hold it while it is read
     log = tmp_path / "big.parquet"
-    con = duckdb.connect()
-    con.execute(
-        "COPY (SELECT md5(range::VARCHAR) || md5((range * 7)::VARCHAR) AS request_id, "
+    write_parquet(
+        log,
+        "SELECT md5(range::VARCHAR) || md5((range * 7)::VARCHAR) AS request_id, "
         "TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, 'a' AS account_id, 'm' AS model, "
-        f"5 AS prompt_tokens FROM range(300000)) TO '{log}' "
-        "(FORMAT parquet, ROW_GROUP_SIZE 1000000, COMPRESSION uncompressed)"
+        "5 AS prompt_tokens FROM range(300000)",
+        "ROW_GROUP_SIZE 1000000, COMPRESSION uncompressed",
     )
-    con.close()
     result = runner.invoke(
         app,
         ["ingest", str(log), "--profile", "canonical", "--db", str(db), "--memory-limit", "16MB"],

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 from dbrows import rows as db_rows
+from dbrows import write_parquet
 
 from forensics.ingest import ingest
 
@@ -129,15 +130,20 @@ def test_ingest_into_an_open_engine_leaves_its_optimizer_settings_as_they_were(t
         assert engine.scalar("SELECT current_setting('disabled_optimizers')") == ""
 
 
+def _row_groups(path: Path) -> int:
+    """The row groups of a Parquet file, by its footer."""
+    con = duckdb.connect()
+    try:
+        return con.execute(
+            "SELECT num_row_groups FROM parquet_file_metadata($p)", {"p": str(path)}
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+
+
 def _parquet(path: Path, rows: str) -> Path:
     """A Parquet file of (id, t, acct, n, lat) rows written by DuckDB from a VALUES list."""
-    con = duckdb.connect()
-    con.execute(
-        f"COPY (SELECT * FROM (VALUES {rows}) AS v(id, t, acct, n, lat)) TO '{path}' "
-        "(FORMAT parquet)"
-    )
-    con.close()
-    return path
+    return write_parquet(path, f"SELECT * FROM (VALUES {rows}) AS v(id, t, acct, n, lat)")
 
 
 def test_parquet_repeats_quarantine_and_sql_failures_name_the_right_rows(tmp_path):
@@ -211,14 +217,13 @@ def test_an_ingest_on_two_threads_finds_its_repeats_and_leaves_two_threads(tmp_p
     from forensics.mapping import profile
 
     log = tmp_path / "one.parquet"  # one row group: no spare thread, so the keys alone raise
-    con = duckdb.connect()
-    con.execute(
-        "COPY (SELECT 'r' || (range % 9000) AS request_id, "
+    write_parquet(
+        log,
+        "SELECT 'r' || (range % 9000) AS request_id, "
         "TIMESTAMPTZ '2026-08-27 10:00:00+00' + to_seconds(range % 9000) AS ts, "
         "'a' AS account_id, 'm' AS model, 5 + (range // 9000) * (range % 2) AS prompt_tokens "
-        f"FROM range(10000)) TO '{log}' (FORMAT parquet)"
+        "FROM range(10000)",
     )
-    con.close()
     with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
         report = ingest_into(engine, [log], mapping=profile("canonical"))
         assert engine.scalar("SELECT current_setting('threads')") == 2
@@ -240,16 +245,13 @@ def test_a_parquet_file_of_few_row_groups_loads_on_a_spare_thread_then_restores_
     from forensics.mapping import profile
 
     log = tmp_path / "five.parquet"  # 5 row groups of 2,048 rows (DuckDB's vector size)
-    con = duckdb.connect()
-    con.execute(
-        "COPY (SELECT 'r' || range AS request_id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, "
-        f"'a' AS account_id, 'm' AS model, 5 AS prompt_tokens FROM range(10240)) TO '{log}' "
-        "(FORMAT parquet, ROW_GROUP_SIZE 2048)"
+    write_parquet(
+        log,
+        "SELECT 'r' || range AS request_id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, "
+        "'a' AS account_id, 'm' AS model, 5 AS prompt_tokens FROM range(10240)",
+        "ROW_GROUP_SIZE 2048",
     )
-    assert con.execute(f"SELECT num_row_groups FROM parquet_file_metadata('{log}')").fetchall() == [
-        (5,)
-    ]
-    con.close()
+    assert _row_groups(log) == 5
     m = profile("canonical")
     with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
         p = prepare(log, m, tmp_path)
@@ -312,18 +314,16 @@ def test_a_one_row_group_file_loads_as_two_ranges_each_row_once(tmp_path):
     # other tokens (a conflict, quarantined). So 245,765 loaded: source rows 1..245,767 but
     # 122,884 and 245,767, summing to 245,767 * 245,768 / 2 - 122,884 - 245,767.
     log = tmp_path / "one.parquet"
-    con = duckdb.connect()
-    con.execute(
-        "COPY (SELECT CASE range WHEN 122883 THEN 'r0' WHEN 245766 THEN 'r122882' "
+    write_parquet(
+        log,
+        "SELECT CASE range WHEN 122883 THEN 'r0' WHEN 245766 THEN 'r122882' "
         "ELSE 'r' || range END AS request_id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS ts, "
         "'a' AS account_id, 'm' AS model, "
         "CASE range WHEN 245766 THEN 6 ELSE 5 END AS prompt_tokens "
-        f"FROM range(245767) ORDER BY range) TO '{log}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)"
+        "FROM range(245767) ORDER BY range",
+        "ROW_GROUP_SIZE 1000000",
     )
-    assert con.execute(f"SELECT num_row_groups FROM parquet_file_metadata('{log}')").fetchall() == [
-        (1,)
-    ]
-    con.close()
+    assert _row_groups(log) == 1
     with DuckDBEngine(tmp_path / "c.duckdb", threads=2) as engine:
         engine.execute("CALL enable_logging('QueryLog')")
         report = ingest_into(engine, [log], profile="canonical")

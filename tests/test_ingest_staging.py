@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from dbrows import rows as db_rows
+from dbrows import write_parquet
 
 import forensics.ingest
 from forensics.engines import DuckDBEngine
@@ -204,15 +205,9 @@ def test_small_inputs_are_staged_in_one_batch(tmp_path):
 
 def _parquet(path: Path, rows: str, columns: str = "request_id, ts, account_id, model, n") -> Path:
     """A Parquet file of the VALUES `rows` (canonical fields; n: prompt_tokens), by DuckDB."""
-    import duckdb
-
-    con = duckdb.connect()
-    con.execute(
-        f"COPY (SELECT * RENAME (n AS prompt_tokens) FROM (VALUES {rows}) AS v({columns})) "
-        f"TO '{path}' (FORMAT parquet)"
+    return write_parquet(
+        path, f"SELECT * RENAME (n AS prompt_tokens) FROM (VALUES {rows}) AS v({columns})"
     )
-    con.close()
-    return path
 
 
 T = "TIMESTAMPTZ '2026-08-27 10:00:00+00'"

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from dbrows import rows as db_rows
+from dbrows import write_parquet
 
 from forensics.ingest import ingest, inputfile
 
@@ -257,19 +258,17 @@ def test_typed_parquet_columns_load_as_they_are_or_are_quarantined_when_out_of_r
     # ts TIMESTAMPTZ, ts_end naive TIMESTAMP (read in the mapping's zone, New York: -04:00 in
     # August), counts INTEGER/UBIGINT, status BIGINT: no round trip through text
     log = tmp_path / "typed.parquet"
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(
-        "COPY (SELECT * FROM (VALUES "
+    write_parquet(
+        log,
+        "SELECT * FROM (VALUES "
         "('p1', TIMESTAMPTZ '2026-08-27 10:00:00+00', TIMESTAMP '2026-08-27 06:00:05', "
         "  5::INTEGER, 3::UBIGINT, 404::BIGINT), "
         "('p2', TIMESTAMPTZ '2026-08-27 10:00:00+00', NULL, 5, 3, 1099511627776), "
         "('p3', TIMESTAMPTZ '2026-08-27 10:00:00+00', NULL, 5, 9223372036854775808, 200), "
         "('p4', TIMESTAMPTZ 'infinity', NULL, 5, 3, 200), "
         "('p5', NULL, NULL, 5, 3, 200)"
-        ") AS t(id, t, t_end, n, c, st)) TO '" + str(log) + "' (FORMAT parquet)"
+        ") AS t(id, t, t_end, n, c, st)",
     )
-    con.close()
     mapping = tmp_path / "typed.mapping.toml"
     mapping.write_text(
         '[fields]\nrequest_id = "id"\nts = "t"\nts_end = "t_end"\naccount_id = { const = "a" }\n'
@@ -355,13 +354,11 @@ def test_only_fields_given_as_text_are_parsed_and_the_id_pass_reads_the_id_alone
     # ts typed (TIMESTAMPTZ), ts_end as text, the counts and status as integers: the load
     # parses ts_end's text and nothing else (planning a parser costs each statement ms)
     log = tmp_path / "mixed.parquet"
-    con = duckdb.connect()
-    con.execute(
-        "COPY (SELECT 'p1' AS id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS t, "
-        "'2026-08-27T10:00:05+00:00' AS t_end, 5 AS n, 3 AS c, 200 AS st) "
-        f"TO '{log}' (FORMAT parquet)"
+    write_parquet(
+        log,
+        "SELECT 'p1' AS id, TIMESTAMPTZ '2026-08-27 10:00:00+00' AS t, "
+        "'2026-08-27T10:00:05+00:00' AS t_end, 5 AS n, 3 AS c, 200 AS st",
     )
-    con.close()
     mapping = tmp_path / "mixed.mapping.toml"
     mapping.write_text(
         '[fields]\nrequest_id = "id"\nts = "t"\nts_end = "t_end"\naccount_id = { const = "a" }\n'
