@@ -247,8 +247,9 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         raw_source = f"(SELECT *, json_extract(__j, $raw_paths) AS __rx FROM {raw_source})"
     raw_obj = f"json_object({', '.join(raw_pairs)})" if raw_pairs else "'{}'"
     raw_sql = f"SELECT __row, coalesce(__raw, CAST({raw_obj} AS VARCHAR)) AS raw FROM {raw_source}"
-    ids = select_sql = f"SELECT {', '.join(select)} FROM {source}"
-    select_sql = f"SELECT *, {', '.join(readings)} FROM ({select_sql})"
+    mapped = f"SELECT {', '.join(select)} FROM {source}"
+    ids = mapped  # the duplicate check reads no reading: it need not plan them
+    select_sql = f"SELECT *, {', '.join(readings)} FROM ({mapped})"
     id_src = effective.get("request_id")
     field = next(f for f in schema.REQUEST_FIELDS if f.name == "request_id")
     if p.fmt == "jsonl" and structure is not None and id_src is not None and id_src.kind == "path":

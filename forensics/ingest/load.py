@@ -16,7 +16,7 @@ the load raises (a bug, never the input's fault).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -405,13 +405,10 @@ def spare_thread(row_groups: int, threads: int) -> int | None:
 def _load_threads(engine: DuckDBEngine, p: Prepared) -> contextlib.AbstractContextManager[None]:
     """DuckDB's threads for the statements that load `p` (`spare_thread`; a Parquet input
     staged alone, whose row groups staging read from its footer)."""
-    if p.row_groups is not None:
-        threads = spare_thread(
-            p.row_groups, int(engine.scalar("SELECT current_setting('threads')"))
-        )
-        if threads is not None:
-            return engine.settings(threads=str(threads))
-    return contextlib.nullcontext()
+    row_groups = p.row_groups
+    if row_groups is None:
+        return contextlib.nullcontext()
+    return _threads(engine, lambda threads: spare_thread(row_groups, threads))
 
 
 def aggregate_threads(threads: int) -> int | None:
@@ -424,10 +421,18 @@ def aggregate_threads(threads: int) -> int | None:
 
 def _aggregate_threads(engine: DuckDBEngine) -> contextlib.AbstractContextManager[None]:
     """DuckDB's threads for the ids' aggregate (`aggregate_threads`), set back after it."""
-    threads = aggregate_threads(int(engine.scalar("SELECT current_setting('threads')")))
-    if threads is not None:
-        return engine.settings(threads=str(threads))
-    return contextlib.nullcontext()
+    return _threads(engine, aggregate_threads)
+
+
+def _threads(
+    engine: DuckDBEngine, rule: Callable[[int], int | None]
+) -> contextlib.AbstractContextManager[None]:
+    """DuckDB's threads set by `rule` (of the threads it runs; None keeps them) for a block,
+    and set back after it."""
+    threads = rule(int(engine.scalar("SELECT current_setting('threads')")))
+    if threads is None:
+        return contextlib.nullcontext()
+    return engine.settings(threads=str(threads))
 
 
 def _select(query: str) -> str:
