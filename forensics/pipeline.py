@@ -125,7 +125,7 @@ def summarize(
             classification=classification,
             evidence=engine_evidence,
         )
-    warnings: list[str] = []
+    warnings: list[str] = evidence.warnings(engine_evidence)
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
     if summary["bands"]["unknown_capacity"]:
@@ -152,9 +152,8 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
         eng, case, summary["exposure_count"], assumed.status_assumed
     )
     warnings.extend(scope.unmatched(eng, case))
-    warnings.extend(
-        f"[[source]] {s['source']}: no record in the window" for s in cov.sources if not s["total"]
-    )
+    warnings.extend(scope.unnamed_warning(eng, case))
+    warnings.extend(cov.warnings())
     warnings.extend(assumed.warnings)
     warnings.extend(range_warnings)
     summary["exposure_range"] = exposure_range.to_summary()

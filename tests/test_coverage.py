@@ -23,16 +23,39 @@ def summary():
 def test_coverage_counts_each_sources_records_per_hour_of_the_window(summary):
     cov = summary["coverage"]
     assert cov["hours"] == HOURS
+    # a.jsonl loads 21 records (README "Records"); a13 (06:01) is outside the window; the
+    # first are a01 and a14 (00:30), the last a13. b.jsonl: b04 00:01 .. b03 03:40
     assert cov["sources"] == [
-        {"source": "a.jsonl", "records": [2, 4, 3, 1, 6, 4], "median_per_hour": 3.5, "total": 20},
-        {"source": "b.jsonl", "records": [2, 1, 1, 2, 0, 0], "median_per_hour": 1, "total": 6},
+        {
+            "source": "a.jsonl",
+            "records": [2, 4, 3, 1, 6, 4],
+            "median_per_hour": 3.5,
+            "total": 20,
+            "loaded": 21,
+            "outside_window": 1,
+            "first": "2026-09-01T00:30:00Z",
+            "last": "2026-09-01T06:01:00Z",
+        },
+        {
+            "source": "b.jsonl",
+            "records": [2, 1, 1, 2, 0, 0],
+            "median_per_hour": 1,
+            "total": 6,
+            "loaded": 6,
+            "outside_window": 0,
+            "first": "2026-09-01T00:01:00Z",
+            "last": "2026-09-01T03:40:00Z",
+        },
     ]
+    assert cov["loaded"] == 27
 
 
 def test_a_gap_is_an_hour_without_record_of_a_source_whose_median_is_above_zero(summary):
+    # b.jsonl's median is 1 (whole hours): 04:00 and 05:00 hold 0 < 5% of 1; a.jsonl's
+    # median 3.5 and its fewest records, 1 at 03:00, is not below 0.175
     assert summary["coverage"]["gaps"] == [
-        {"source": "b.jsonl", "hour": "2026-09-01T04:00:00Z"},
-        {"source": "b.jsonl", "hour": "2026-09-01T05:00:00Z"},
+        {"source": "b.jsonl", "hour": "2026-09-01T04:00:00Z", "records": 0, "expected": 1},
+        {"source": "b.jsonl", "hour": "2026-09-01T05:00:00Z", "records": 0, "expected": 1},
     ]
 
 
@@ -77,7 +100,8 @@ def test_assumptions_list_each_field_a_source_leaves_unmapped(summary):
         {
             "field": "status",
             "default": 200,
-            "effect": "every record loads with status 200: each response counts as delivered",
+            "effect": "no record has a status: each is read as 200, its response counted as "
+            "delivered (an exposed one only down to the range's minimum)",
             "sources": ["b.jsonl"],
             "requests": 6,
         },
@@ -102,12 +126,13 @@ def test_assumptions_list_each_field_a_source_leaves_unmapped(summary):
 def test_the_headline_states_each_assumption_and_the_gaps(summary):
     lines = headline.headline(summary).splitlines()
     assert (
-        "assumed: status = 200 for 6 request(s) in scope from b.jsonl (not mapped): every record "
-        "loads with status 200: each response counts as delivered"
+        "assumed: status = 200 for 6 request(s) in scope from b.jsonl (not mapped): no record "
+        "has a status: each is read as 200, its response counted as delivered (an exposed one "
+        "only down to the range's minimum)"
     ) in lines
     assert (
-        "coverage gaps: 2 hour(s) of the window with no record from a source that logs every "
-        "hour (b.jsonl 2)"
+        "coverage gaps: 2 hour(s) of the window with no record, or fewer than 5% of the "
+        "source's median hourly count (b.jsonl 2)"
     ) in lines
     assert "exposed responses: 10 (range 6-15)" in lines
 

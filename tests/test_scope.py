@@ -291,9 +291,18 @@ def test_a_source_with_no_record_in_the_window_is_a_warning(tmp_path):
     )
     engine, summary = analyzed(case)
     engine.close()
-    # in [00:00, 00:30) a.jsonl holds nothing (a01 and a14 are at 00:30), b.jsonl holds b04
-    assert "[[source]] a.jsonl: no record in the window" in summary["warnings"]
-    assert not any(w.startswith("[[source]] b.jsonl") for w in summary["warnings"])
+    # in [00:00, 00:30) a.jsonl holds nothing (a01 and a14 are at 00:30): all 21 of its
+    # records lie outside; b.jsonl holds b04 only: 5 of its 6 (83.3%) lie outside
+    check = "check the mapping's time unit, origin and zone against the case's [window]"
+    assert (
+        "[[source]] a.jsonl: no record in the window; 21 of its 21 loaded record(s) (100.0%) "
+        "lie outside the window, its records running from 2026-09-01T00:30:00Z to "
+        f"2026-09-01T06:01:00Z: {check}"
+    ) in summary["warnings"]
+    assert (
+        "[[source]] b.jsonl: 5 of its 6 loaded record(s) (83.3%) lie outside the window, its "
+        f"records running from 2026-09-01T00:01:00Z to 2026-09-01T03:40:00Z: {check}"
+    ) in summary["warnings"]
 
 
 def test_pipeline_ingest_sources_returns_each_inputs_reasons():

@@ -7,15 +7,22 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
+- `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
+  scope: stored as `case_unnamed_inputs`, left out of the views `case_requests`,
+  `case_engine_requests` and `case_engine_aborts` that the analysis reads, and named in a
+  warning (`unnamed_warning`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import glob
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from ..case import Case
 from ..engines import SQLEngine, TableMissing, needing
@@ -23,6 +30,13 @@ from ..errors import ForensicsError, option
 from ..formats import iso_z, relative_path
 
 MAX_LISTED = 5  # models, inputs or nodes named in one message
+UNNAMED_TABLE = "case_unnamed_inputs"
+# the tables the analysis reads through a view of the case's inputs only: table -> view
+SCOPED_TABLES = {
+    "requests": "case_requests",
+    "engine_requests": "case_engine_requests",
+    "engine_aborts": "case_engine_aborts",
+}
 
 
 def empty_scope(engine: SQLEngine, case: Case) -> str:
@@ -156,3 +170,97 @@ def unmatched(engine: SQLEngine, case: Case) -> list[str]:
 
 def _nodes(engine: SQLEngine, role: Any) -> list[str]:
     return [str(n) for n, _ in engine.frame("scope/nodes", role=str(role)).rows()]
+
+
+def case_inputs(case: Case, inputs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """(named, unnamed): the paths of `inputs` ((path, sha256) pairs) that a case `[[source]]`
+    names, and the others. An input is named when its path is a source's file, lies under its
+    folder or matches its glob, or when its sha256 is that of a source's file on disk that no
+    input holds by path (a copy moved or renamed since ingest). A case without `[[source]]`
+    names every input (the case store is its evidence)."""
+    paths = sorted({p for p, _ in inputs})
+    if not case.sources:
+        return paths, []
+    named = {p for p in paths if any(_belongs(p, s.path) for s in case.sources)}
+    if len(named) < len(paths):  # moved copies: hash only the source files no input has
+        resolved = {_resolved(p) for p in paths}
+        by_sha: dict[str, set[str]] = {}
+        for p, digest in inputs:
+            by_sha.setdefault(digest, set()).add(p)
+        for source in case.sources:
+            for f in _disk_files(source.path):
+                moved = _sha256(f) if _resolved(str(f)) not in resolved else None
+                if moved is not None:
+                    named |= by_sha.get(moved, set())
+    return sorted(named), [p for p in paths if p not in named]
+
+
+def _disk_files(path: str) -> list[Path]:
+    """The files a source path names on this machine: the file, the files under the folder,
+    or the files its glob matches (none when it names nothing here)."""
+    p = Path(path)
+    try:
+        if p.is_file():
+            return [p]
+        if p.is_dir():
+            return sorted(f for f in p.rglob("*") if f.is_file())
+        if glob.has_magic(path):
+            return sorted(Path(f) for f in glob.glob(path, recursive=True) if Path(f).is_file())
+    except OSError:
+        pass
+    return []
+
+
+def _sha256(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def define_scope(engine: SQLEngine, case: Case) -> list[str]:
+    """Store the inputs no case `[[source]]` names (`case_unnamed_inputs`) and define the views
+    of the case's own records (`SCOPED_TABLES`) over the tables the store holds; returns the
+    unnamed inputs' paths."""
+    _, unnamed = case_inputs(case, input_paths(engine))
+    frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
+    engine.write_frame(UNNAMED_TABLE, frame, "path")
+    for table, view in SCOPED_TABLES.items():
+        if engine.table_exists(table):
+            engine.run(f"scope/{view}" if unnamed else f"scope/{view}_all")
+    return unnamed
+
+
+def ensure_scope(engine: SQLEngine, case: Case) -> None:
+    """`define_scope` unless the views are there (an analysis step run on its own)."""
+    if not all(
+        engine.table_exists(view)
+        for table, view in SCOPED_TABLES.items()
+        if engine.table_exists(table)
+    ):
+        define_scope(engine, case)
+
+
+def unnamed_inputs(engine: SQLEngine) -> list[str]:
+    """The inputs `define_scope` left out of the analysis (none before it ran)."""
+    if not engine.table_exists(UNNAMED_TABLE):
+        return []
+    return [str(p) for p in engine.read_table(UNNAMED_TABLE)["path"].to_list()]
+
+
+def unnamed_warning(engine: SQLEngine, case: Case) -> list[str]:
+    """The warning naming the inputs of the case store that no case `[[source]]` names."""
+    unnamed = [relative_path(p, case.folder) for p in unnamed_inputs(engine)]
+    if not unnamed:
+        return []
+    shown = ", ".join(unnamed[:MAX_LISTED]) + (
+        f" and {len(unnamed) - MAX_LISTED} more" if len(unnamed) > MAX_LISTED else ""
+    )
+    return [
+        f"the case database holds {len(unnamed)} input(s) that no [[source]] of the case file "
+        f"names, left out of every figure: {shown} (name them in a [[source]] to count them)"
+    ]

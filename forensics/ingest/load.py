@@ -217,7 +217,6 @@ def _load_run(
         base=first,
         unit=m.unit,
         tz=m.timezone,
-        default_status=schema.DEFAULT_STATUS,
         max_text_bytes=schema.MAX_TEXT_BYTES,
         max_tokens=schema.MAX_TOKENS,
     )
