@@ -152,6 +152,7 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
         eng, case, summary["exposure_count"], assumed.status_assumed
     )
     warnings.extend(scope.unmatched(eng, case))
+    warnings.extend(exposure.undelivered_statuses_warning(eng, case, summary["bands"]))
     warnings.extend(scope.unnamed_warning(eng, case))
     warnings.extend(cov.warnings())
     warnings.extend(assumed.warnings)

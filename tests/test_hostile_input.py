@@ -204,10 +204,12 @@ def test_an_exclusion_id_matching_an_account_only_loosely_is_refused_naming_both
 def test_an_exclusion_id_naming_no_account_at_all_is_no_error(exclusion_db, tmp_path):
     # nothing near it in the logs: no refusal (the scope's warning names it)
     case = tmp_path / "case.toml"
-    case.write_text(
-        (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', '"acct-zz"'),
-        encoding="utf-8",
-    )
+    text = (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', '"acct-zz"')
+    # the copy names the log the database holds (only a case's own inputs are in scope)
+    source = 'path = "gateway.jsonl"'
+    assert source in text
+    text = text.replace(source, f"path = {json.dumps(str(EXCL / 'gateway.jsonl'))}")
+    case.write_text(text, encoding="utf-8")
     with DuckDBEngine(exclusion_db) as eng:
         summary, warnings = pipeline.analyze_case(eng, load_case(case))
     assert summary["exposure_count"] == 8

@@ -209,3 +209,22 @@ def engine_length_changes(engine: SQLEngine, case: Case) -> dict[str, Any]:
         "differ": len(rows),
         "band_changed": [r for r in rows if r["band"] != r["gateway_band"]],
     }
+
+
+def undelivered_statuses_warning(engine: SQLEngine, case: Case, bands: dict[str, int]) -> list[str]:
+    """When over-capacity requests exist but none with a status in `success_status` (none
+    `exposed` or `excluded`), the zero is said: a warning naming the statuses of the
+    over-capacity requests and their counts (a `success_status` missing a status that
+    delivered, 201 say, would make every exposure a failure)."""
+    if not bands.get("over_capacity_failed") or bands.get("exposed") or bands.get("excluded"):
+        return []
+    rows = engine.frame("exposure/over_capacity_statuses").rows()
+    statuses = ", ".join(
+        f"{'none recorded' if status is None else status} ({int(n):,})" for status, n in rows
+    )
+    success = ", ".join(str(s) for s in case.success_status)
+    return [
+        f"no over-capacity request has a status in success_status [{success}]: the "
+        f"{bands['over_capacity_failed']:,} over-capacity request(s) have status {statuses}; "
+        "if any of these delivered a response, add it to success_status"
+    ]

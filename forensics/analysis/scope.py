@@ -3,7 +3,10 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 
 - `require_scope`: an analysis whose scope (the requests of the case's models inside the
   window: `bands`) is empty is refused, naming the models the logs do hold, with their counts
-  and time spans, unless the zero is deliberate (`allow_empty`).
+  and time spans, unless the zero is deliberate (`allow_empty`); so is one where a case model
+  has no request in the window (naming it and the closest models the logs hold), or where no
+  request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
+  nodes and times of the requests).
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
@@ -15,6 +18,7 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import glob
 import hashlib
@@ -31,12 +35,23 @@ from ..formats import iso_z, relative_path
 
 MAX_LISTED = 5  # models, inputs or nodes named in one message
 UNNAMED_TABLE = "case_unnamed_inputs"
-# the tables the analysis reads through a view of the case's inputs only: table -> view
-SCOPED_TABLES = {
-    "requests": "case_requests",
-    "engine_requests": "case_engine_requests",
-    "engine_aborts": "case_engine_aborts",
-}
+# the tables the analysis reads through a view of the case's inputs only: (table, view, the
+# query defining it without the inputs the case does not name, the one when there are none)
+SCOPED_VIEWS = (
+    ("requests", "case_requests", "scope/case_requests", "scope/case_requests_all"),
+    (
+        "engine_requests",
+        "case_engine_requests",
+        "scope/case_engine_requests",
+        "scope/case_engine_requests_all",
+    ),
+    (
+        "engine_aborts",
+        "case_engine_aborts",
+        "scope/case_engine_aborts",
+        "scope/case_engine_aborts_all",
+    ),
+)
 
 
 def empty_scope(engine: SQLEngine, case: Case) -> str:
@@ -72,14 +87,89 @@ def _held(engine: SQLEngine) -> str:
 
 
 def require_scope(engine: SQLEngine, case: Case, in_scope: int, allow_empty: bool = False) -> None:
-    """Refuse (exit 2) an analysis whose scope holds no request, unless `allow_empty`."""
-    if in_scope or allow_empty:
+    """Refuse (exit 2), unless `allow_empty`, an analysis whose scope holds no request, a case
+    model with no request in the window, or a scope no prefill `[[capacity]]` entry covers
+    (needs `bands`)."""
+    if allow_empty:
         return
-    raise ForensicsError(
-        empty_scope(engine, case),
-        where=str(case.path),
-        fix="check models and [window] in the case file against the logs, or give "
-        f"{option('allow_empty')} to accept a count of zero",
+    if not in_scope:
+        raise ForensicsError(
+            empty_scope(engine, case),
+            where=str(case.path),
+            fix="check models and [window] in the case file against the logs, or give "
+            f"{option('allow_empty')} to accept a count of zero",
+        )
+    missing = empty_models(engine, case)
+    if missing:
+        raise ForensicsError(
+            "; ".join(missing),
+            where=str(case.path),
+            fix="correct models in the case file (names are compared exactly), or give "
+            f"{option('allow_empty')} to accept a count of zero for them",
+        )
+    uncovered = uncovered_scope(engine, case)
+    if uncovered:
+        raise ForensicsError(
+            uncovered,
+            where=str(case.path),
+            fix="correct the [[capacity]] entries' nodes and times (forensics capacity derives "
+            f"them from engine logs), or give {option('allow_empty')} to accept the count",
+        )
+
+
+def empty_models(engine: SQLEngine, case: Case) -> list[str]:
+    """One line per case model with no request in the window (none when the scope is empty
+    as a whole: `empty_scope` says so), naming what the logs hold of it, or the models the
+    logs hold whose names are closest to it."""
+    counts = dict(engine.frame("scope/models").rows())
+    missing = [m for m in case.models if not counts.get(m)]
+    if not missing or not counts:
+        return []
+    window = f"{iso_z(case.window_start)} .. {iso_z(case.window_end)}"
+    held = {str(m): (int(n), lo, hi) for m, n, lo, hi in engine.frame("scope/held_models").rows()}
+    lines = []
+    for model in missing:
+        line = f"no request of the case's model {model!r} in the window {window}; "
+        if model in held:
+            n, lo, hi = held[model]
+            line += f"the logs hold {n:,} of it, from {iso_z(lo)} to {iso_z(hi)}"
+        else:
+            names = sorted(held, key=lambda m: (-held[m][0], m))
+            close = difflib.get_close_matches(model, names, n=MAX_LISTED, cutoff=0.6)
+            shown = close or names[:MAX_LISTED]
+            line += ("the closest models the logs hold: " if close else "the logs hold: ") + (
+                ", ".join(
+                    f"{m!r} {held[m][0]:,} ({iso_z(held[m][1])} .. {iso_z(held[m][2])})"
+                    for m in shown
+                )
+            )
+        lines.append(line)
+    return lines
+
+
+def uncovered_scope(engine: SQLEngine, case: Case) -> str | None:
+    """What a scope no prefill `[[capacity]]` entry covers is, in one line (None when some
+    request in scope has one in force): the entries, and the prefill nodes and times of the
+    requests."""
+    covered, unknown, first, last = engine.frame("scope/capacity_cover").row(0)
+    if covered or not unknown:
+        return None
+    entries = [
+        f"{i} (nodes {c.nodes!r}, from {iso_z(c.start)} to {iso_z(c.end) or 'open'})"
+        for i, c in enumerate(case.capacity, 1)
+        if c.role == "prefill"
+    ]
+    seen = engine.frame("scope/nodes", role="prefill").rows()
+    nodes = ", ".join(f"{n} ({int(k):,})" for n, k in seen) or "none named"
+    return (
+        "no request in scope has a prefill [[capacity]] entry in force: "
+        + (
+            f"entries {'; '.join(entries)} match"
+            if entries
+            else "the case file has none, so none matches"
+        )
+        + f" none of the {int(unknown):,} request(s) in band unknown_capacity, whose prefill "
+        f"nodes are {nodes} and times run from {iso_z(first)} to {iso_z(last)}"
     )
 
 
@@ -142,9 +232,16 @@ def _resolved(path: str) -> str:
 
 
 def unmatched(engine: SQLEngine, case: Case) -> list[str]:
-    """Warnings for case-file ids that match nothing in scope (see the module doc)."""
+    """Warnings for case-file ids that match nothing in scope (see the module doc), and for
+    what `require_scope` refuses when the analysis accepted it (`allow_empty`): a case model
+    with no request in the window, a scope no prefill `[[capacity]]` entry covers."""
     rows = engine.frame("scope/unmatched").rows(named=True)
-    warnings: list[str] = []
+    warnings = [
+        f"{line}: the count of zero for it was accepted" for line in empty_models(engine, case)
+    ]
+    uncovered = uncovered_scope(engine, case)
+    if uncovered:
+        warnings.append(f"{uncovered}: the count was accepted")
     for row in sorted((r for r in rows if r["kind"] == "capacity"), key=lambda r: int(r["id"])):
         seen = _nodes(engine, row["role"])
         warnings.append(
@@ -224,14 +321,14 @@ def _sha256(path: Path) -> str | None:
 
 def define_scope(engine: SQLEngine, case: Case) -> list[str]:
     """Store the inputs no case `[[source]]` names (`case_unnamed_inputs`) and define the views
-    of the case's own records (`SCOPED_TABLES`) over the tables the store holds; returns the
+    of the case's own records (`SCOPED_VIEWS`) over the tables the store holds; returns the
     unnamed inputs' paths."""
     _, unnamed = case_inputs(case, input_paths(engine))
     frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
     engine.write_frame(UNNAMED_TABLE, frame, "path")
-    for table, view in SCOPED_TABLES.items():
+    for table, _, filtered, whole in SCOPED_VIEWS:
         if engine.table_exists(table):
-            engine.run(f"scope/{view}" if unnamed else f"scope/{view}_all")
+            engine.run(filtered if unnamed else whole)
     return unnamed
 
 
@@ -239,7 +336,7 @@ def ensure_scope(engine: SQLEngine, case: Case) -> None:
     """`define_scope` unless the views are there (an analysis step run on its own)."""
     if not all(
         engine.table_exists(view)
-        for table, view in SCOPED_TABLES.items()
+        for table, view, _, _ in SCOPED_VIEWS
         if engine.table_exists(table)
     ):
         define_scope(engine, case)
