@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from evidence_case import analyzed, case_copy
+from partial_case import partial_analyzed, partial_case
 from test_classify import run
 
 from forensics.render import headline
@@ -180,3 +181,43 @@ def test_the_verdict_reason_names_untestable_tests_and_never_calls_them_consiste
     assert "consistent with the baseline" not in result.reason
     untested = result.reason.split("; not testable on these counts: ")[1].split(", ")
     assert {"hour_of_day", "day"} <= set(untested)
+
+
+# --- partial faults (tests/fixtures/partial, README.md) ------------------------------------
+
+
+def test_records_without_a_status_in_a_log_that_maps_status_count_as_missing_status():
+    # status.toml: s2, s3, s4 of the 4 in scope give no status
+    engine, summary, _ = partial_analyzed(partial_case("status"))
+    engine.close()
+    assert summary["coverage"]["missing"]["status"] == {"requests": 3, "share": 0.75}
+
+
+def test_each_source_states_its_loaded_records_outside_the_window_and_warns_past_half():
+    # unit.toml: milliseconds read as seconds put 6 of the 8 records months after the window
+    engine, summary, warnings = partial_analyzed(partial_case("unit"))
+    engine.close()
+    source = summary["coverage"]["sources"][0]
+    assert {k: source[k] for k in ("source", "total", "loaded", "outside_window")} == {
+        "source": "unit.jsonl",
+        "total": 2,
+        "loaded": 8,
+        "outside_window": 6,
+    }
+    assert (source["first"], source["last"]) == ("2026-09-01T00:16:40Z", "2027-05-02T01:20:00Z")
+    assert (
+        "[[source]] unit.jsonl: 6 of its 8 loaded record(s) (75.0%) lie outside the window, its "
+        "records running from 2026-09-01T00:16:40Z to 2027-05-02T01:20:00Z: check the "
+        "mapping's time unit, origin and zone against the case's [window]"
+    ) in warnings
+    assert "in scope: 2 of 8 loaded requests" in headline.headline(summary).splitlines()
+
+
+def test_an_hour_below_five_percent_of_the_median_is_a_gap_a_short_last_hour_is_not():
+    # outage.toml: hours 00-05 hold 40, 40, 1, 40, 40, 1 (median 40); hour 02 is below 2; the
+    # last hour is 3 minutes of the window: 1 is not below 5% of 40 x 3/60
+    engine, summary, _ = partial_analyzed(partial_case("outage"))
+    engine.close()
+    assert summary["coverage"]["gaps"] == [
+        {"source": "outage.jsonl", "hour": "2026-09-01T02:00:00Z", "records": 1, "expected": 40}
+    ]

@@ -161,15 +161,16 @@ def uncovered_scope(engine: SQLEngine, case: Case) -> str | None:
     ]
     seen = engine.frame("scope/nodes", role="prefill").rows()
     nodes = ", ".join(f"{n} ({int(k):,})" for n, k in seen) or "none named"
+    if not entries:
+        named = "the case file has none for"
+    elif len(entries) == 1:
+        named = f"entry {entries[0]} matches none of"
+    else:
+        named = f"entries {'; '.join(entries)} match none of"
     return (
-        "no request in scope has a prefill [[capacity]] entry in force: "
-        + (
-            f"entries {'; '.join(entries)} match"
-            if entries
-            else "the case file has none, so none matches"
-        )
-        + f" none of the {int(unknown):,} request(s) in band unknown_capacity, whose prefill "
-        f"nodes are {nodes} and times run from {iso_z(first)} to {iso_z(last)}"
+        f"no request in scope has a prefill [[capacity]] entry in force: {named} the "
+        f"{int(unknown):,} request(s) in band unknown_capacity, whose prefill nodes are "
+        f"{nodes} and times run from {iso_z(first)} to {iso_z(last)}"
     )
 
 

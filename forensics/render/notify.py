@@ -444,7 +444,7 @@ def _exposed_responses(engine: SQLEngine) -> pl.DataFrame:
     frame = engine.frame("notify/exposed_responses")
     if engine.table_exists("exposure_range_requests"):
         unknown = engine.frame("notify/status_unknown")["request_id"]
-        recorded = pl.col("status_recorded") & ~pl.col("request_id").is_in(unknown)
+        recorded = pl.col("status_recorded") & ~pl.col("request_id").is_in(unknown.implode())
         frame = frame.with_columns(recorded.alias("status_recorded"))
     return frame
 
