@@ -30,7 +30,7 @@ from . import scope
 
 # fields whose absence the summary reports, as the share of in-scope requests without one
 MISSING_FIELDS = ("prefill_node", "decode_node", "status", "ts_end", "completion_tokens")
-ENGINE_FORMAT = "sglang"
+ENGINE_FORMATS = ("sglang", "vllm", "trtllm")  # engine logs: not gateway sources
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def coverage(engine: SQLEngine, case: Case) -> Coverage:
     inputs = inputs_frame(engine)
     paths = sorted(
         set(frame["source"].to_list())
-        | {str(r["path"]) for r in inputs.iter_rows(named=True) if r.get("format") != ENGINE_FORMAT}
+        | {str(r["path"]) for r in inputs.iter_rows(named=True) if r.get("format") not in ENGINE_FORMATS}
     )
     labels = {p: _label(case, p) for p in paths}
 

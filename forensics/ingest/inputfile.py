@@ -675,6 +675,8 @@ _GATEWAY = ("jsonl", "csv", "parquet")
 def _is_log(path: Path, fmt: str | None) -> bool:
     """Whether a file found in a folder is a log of format `fmt` (None: a request log)."""
     found = suffix_format(path)
+    if found == "sglang" and fmt in ("vllm", "trtllm"):  # every engine's logs are .log/.txt
+        found = fmt
     if found is None or found not in ((fmt,) if fmt else _GATEWAY):
         return False
     plain = [s.lower() for s in path.suffixes if s.lower() not in _COMPRESSED]

@@ -145,7 +145,9 @@ def _ingest_all(
         out.append(_ingest_one(engine, path, digest, size, node, role))
     engine.run("sglang/fill_abort_rooms")
     engine.run("sglang/fill_roles")
-    engine.materialize("engine_capacity", "sglang/capacity")
+    from .engine_logs import rebuild_capacity  # every engine's spans (it imports this module)
+
+    rebuild_capacity(engine)
     return [_role_note(engine, s) for s in out]
 
 

@@ -1,0 +1,1 @@
+SELECT * FROM engine_capacity WHERE false
