@@ -204,7 +204,7 @@ extracted AS (
             nullif(regexp_extract(msg, 'However, you requested \d+ tokens \((\d+) in the messages, \d+ in the completion\)', 1), ''),
             nullif(regexp_extract(msg, 'However, you requested (\d+) tokens in the (?:messages|input)', 1), ''),
             nullif(regexp_extract(msg, '(?:However, your request has|and your request has) (\d+) input tokens', 1), ''),
-            nullif(regexp_extract(msg, 'However, your prompt contains (?:at least )?(\d+) input tokens', 1), ''),
+            nullif(regexp_extract(msg, 'your prompt contains (?:at least )?(\d+) input tokens', 1), ''),
             nullif(regexp_extract(msg, '^Input prompt \((\d+) tokens\)', 1), ''),
             ''
         ) END AS n_in,
