@@ -32,6 +32,7 @@ class Source:
     profile: str | None = None
     node: str | None = None
     role: str | None = None
+    timezone: str | None = None  # the clock of an engine log that prints no zone (vLLM)
 
 
 def sql_glob(pattern: str) -> str:
@@ -229,7 +230,14 @@ _TOP = {
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "window": {"start": (str, datetime), "end": (str, datetime)},
-    "source": {"path": str, "mapping": str, "profile": str, "node": str, "role": str},
+    "source": {
+        "path": str,
+        "mapping": str,
+        "profile": str,
+        "node": str,
+        "role": str,
+        "timezone": str,
+    },
     "capacity": {
         "role": str,
         "nodes": str,
@@ -488,6 +496,7 @@ class _Parser:
                     profile=t.get("profile"),
                     node=t.get("node"),
                     role=t.get("role"),
+                    timezone=t.get("timezone"),
                 )
             )
         return out

@@ -171,6 +171,28 @@ class Profile(StrEnum):
     canonical = "canonical"
     openai = "openai"
     sglang = "sglang"
+    vllm = "vllm"
+    trtllm = "trtllm"
+
+
+YearOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--year",
+        metavar="YYYY",
+        min=1970,
+        max=9999,
+        help="Year of the first line of a vLLM log (vLLM prints none).",
+    ),
+]
+TimezoneOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone of an engine log's clock when it prints none (default UTC).",
+    ),
+]
 
 
 class Role(StrEnum):
@@ -760,7 +782,10 @@ def sample(
 
 @app.command(cls=_Command, epilog=_exits())
 def capacity(
-    logs: Annotated[list[str], typer.Argument(help="SGLang server logs (files, globs, folders).")],
+    logs: Annotated[
+        list[str],
+        typer.Argument(help="SGLang, vLLM or TensorRT-LLM server logs (files, globs, folders)."),
+    ],
     db: DbOpt,
     context_window: Annotated[
         int | None,
@@ -776,14 +801,19 @@ def capacity(
         str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
+    year: YearOpt = None,
+    timezone: TimezoneOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Derive the KV pool capacity timeline per node, with each server start's admission
-    limit (reject_from: the smallest prompt the engine refuses), from SGLang server logs.
+    limit (reject_from: the smallest prompt the engine refuses), from server logs; the engine
+    that wrote each file (SGLang, vLLM, TensorRT-LLM) is told by its line heads.
 
     Example:
 
         forensics capacity logs/prefill-*.log --db case.duckdb --context-window 1048576
+
+        forensics capacity vllm/*.log --db case.duckdb --year 2026
     """
     from . import pipeline
 
@@ -794,6 +824,8 @@ def capacity(
         out=out_file,
         node=node,
         role=_value(role),
+        year=year,
+        timezone=timezone,
         progress=_progress(quiet),
     )
     out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup

@@ -32,6 +32,7 @@ from .analysis import capacity as capacity_timeline
 from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
+from .ingest import engine_logs
 from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
@@ -96,6 +97,8 @@ def ingest_sources(
             profile=source.profile,
             node=source.node,
             role=source.role,
+            # engine logs without a year (vLLM) take it from the case window
+            clock=ingest.Clock(anchor=case.window_start, timezone=source.timezone or "UTC"),
             temp_dir=temp_dir,
             progress=progress,
             allow_empty=allow_empty,
@@ -515,16 +518,27 @@ def capacity(
     out: str | Path | None = None,
     node: str | None = None,
     role: str | None = None,
+    year: int | None = None,
+    timezone: str | None = None,
     progress: Progress = SILENT,
 ) -> CapacityResult:
-    """`forensics capacity`: ingest SGLang logs into `db`; the capacity timeline, pre-flight
-    findings, and the `[[capacity]]` entries written to `out` (when given)."""
+    """`forensics capacity`: ingest engine logs into `db` (the engine told per file: SGLang,
+    vLLM or TensorRT-LLM); the capacity timeline, pre-flight findings, and the
+    `[[capacity]]` entries written to `out` (when given). `year`/`timezone`: the clock of
+    logs that print no year or zone (vLLM)."""
     files = ingest.resolve_inputs(logs, "sglang")
     where = ", ".join(str(f) for f in files)
+    by_engine: dict[str, list[Path]] = {}
+    for f in files:
+        by_engine.setdefault(engine_logs.detect_engine(Path(f)), []).append(Path(f))
+    clock = ingest.Clock(year=year, timezone=engine_logs.check_timezone(timezone))
     with DuckDBEngine(db) as eng:
-        loaded = ingest.ingest_into(
-            eng, files, profile="sglang", node=node, role=role, progress=progress
-        )
+        loaded = ingest.IngestReport()
+        for name, group in sorted(by_engine.items()):
+            one = ingest.ingest_into(
+                eng, group, profile=name, node=node, role=role, clock=clock, progress=progress
+            )
+            loaded.inputs.extend(one.inputs)
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
@@ -537,7 +551,8 @@ def capacity(
         )
     if not entries:
         raise InputError(
-            "no capacity line (KV Cache is allocated / max_total_num_tokens) in the logs",
+            "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
+            "# GPU blocks, KV cache primary pool) in the logs",
             where=where,
             fix="give the server logs from startup on",
         )

@@ -18,8 +18,8 @@ each ingest (`rebuild_capacity`), so a span ends at the node's next start.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
+import re
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime
@@ -152,6 +152,7 @@ def ingest_logs(
             where=", ".join(str(f) for f in files),
             fix=f"give {option('year')} YYYY (the year of the log's first line)",
         )
+    check_timezone(clock.timezone)
     with engine.transaction():
         ensure_tables(engine)
         out = []
@@ -245,11 +246,8 @@ def _ingest_one(
         note=note,
     )
     engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
-    return dataclasses.replace(
-        InputStats(
-            str(path), digest, path.stat().st_size, read, loaded, duplicates, quarantined,
-            fmt.name, note,
-        )
+    return InputStats(
+        str(path), digest, path.stat().st_size, read, loaded, duplicates, quarantined, fmt.name, note
     )
 
 
@@ -284,3 +282,47 @@ def _check_interleave(engine: DuckDBEngine, nodes: list[str]) -> None:
             )
         if prev is None or end > prev[1]:
             last[node] = (source, end)
+
+
+_SNIFF_LINES = 400
+_SNIFF = (
+    # (engine, pattern of a line head), checked on the first lines of a file
+    ("sglang", re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")),
+    ("trtllm", re.compile(r"^(?:\[\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2}\] )?\[(?:TRT-LLM|TensorRT-LLM)\]")),
+    (
+        "vllm",
+        re.compile(
+            r"^(?:\([^()]* pid=\d+\) )?.*?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
+            r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)? \[?[^\s\]]+\.py:\d+\]"
+        ),
+    ),
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def detect_engine(path: Path) -> str:
+    """Which engine wrote a log, by the heads of its first lines (`sglang`, `vllm`,
+    `trtllm`); InputError when none matches."""
+    counts = {name: 0 for name, _ in _SNIFF}
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for _, line in zip(range(_SNIFF_LINES), f):
+                line = _ANSI.sub("", line)
+                for name, pattern in _SNIFF:
+                    if pattern.match(line):
+                        counts[name] += 1
+                        break
+    except (OSError, EOFError) as e:
+        raise InputError(
+            f"cannot read the log ({e})", where=str(path), fix="check the path"
+        ) from None
+    best = max(counts, key=lambda k: counts[k])
+    if counts[best] == 0:
+        raise InputError(
+            f"cannot tell which engine wrote this log (no SGLang, vLLM or TensorRT-LLM line "
+            f"head in its first {_SNIFF_LINES} lines)",
+            where=str(path),
+            fix=f"give {option('profile')} sglang, vllm or trtllm",
+        )
+    return best
