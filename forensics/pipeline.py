@@ -32,8 +32,8 @@ from .analysis import capacity as capacity_timeline
 from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
-from .ingest import engine_logs
 from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
+from .ingest import engine_logs
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists

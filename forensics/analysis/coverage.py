@@ -98,7 +98,11 @@ def coverage(engine: SQLEngine, case: Case) -> Coverage:
     inputs = inputs_frame(engine)
     paths = sorted(
         set(frame["source"].to_list())
-        | {str(r["path"]) for r in inputs.iter_rows(named=True) if r.get("format") not in ENGINE_FORMATS}
+        | {
+            str(r["path"])
+            for r in inputs.iter_rows(named=True)
+            if r.get("format") not in ENGINE_FORMATS
+        }
     )
     labels = {p: _label(case, p) for p in paths}
 

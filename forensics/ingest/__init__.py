@@ -5,8 +5,8 @@ rows_read = rows_loaded + duplicates + quarantined, per input and in total. The 
 DuckDB-native (no per-record Python); Python only resolves paths, hashes inputs and checks
 compressed streams (`inputfile`). Inputs are staged (`staging`), the mapping compiled to SQL
 (`compile`), and all inputs of one call loaded in one transaction (`load`): a bad input
-leaves the database unchanged. SGLang, vLLM and TensorRT-LLM server logs are engine evidence (`sglang`,
-`vllm`, `trtllm`: `ENGINE_READERS`).
+leaves the database unchanged. SGLang, vLLM and TensorRT-LLM server logs are engine
+evidence (`sglang`, `vllm`, `trtllm`: `ENGINE_READERS`).
 
 Duplicates: the first occurrence (lowest line/row) of a request_id is loaded; later records
 with the same content (every loaded column but provenance) are duplicates, later ones with
@@ -36,13 +36,13 @@ from .staging import ReadAhead, batchable, drop_scratch, stage, stage_batch
 from .store import export_parquet, new_db_name, publish_db
 
 __all__ = [
+    "Clock",
     "IngestReport",
     "InputStats",
     "export_parquet",
     "hash_file",
     "ingest",
     "ingest_into",
-    "Clock",
     "resolve_inputs",
     "resolve_mapping",
 ]

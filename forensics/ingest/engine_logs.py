@@ -246,9 +246,8 @@ def _ingest_one(
         note=note,
     )
     engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
-    return InputStats(
-        str(path), digest, path.stat().st_size, read, loaded, duplicates, quarantined, fmt.name, note
-    )
+    size = path.stat().st_size
+    return InputStats(str(path), digest, size, read, loaded, duplicates, quarantined, fmt.name, note)
 
 
 def _role(engine: DuckDBEngine, fmt: LogFormat, path: Path) -> str | None:
@@ -288,7 +287,10 @@ _SNIFF_LINES = 400
 _SNIFF = (
     # (engine, pattern of a line head), checked on the first lines of a file
     ("sglang", re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")),
-    ("trtllm", re.compile(r"^(?:\[\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2}\] )?\[(?:TRT-LLM|TensorRT-LLM)\]")),
+    (
+        "trtllm",
+        re.compile(r"^(?:\[\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2}\] )?\[(?:TRT-LLM|TensorRT-LLM)\]"),
+    ),
     (
         "vllm",
         re.compile(
@@ -307,7 +309,7 @@ def detect_engine(path: Path) -> str:
     try:
         opener = gzip.open if path.name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-            for _, line in zip(range(_SNIFF_LINES), f):
+            for _, line in zip(range(_SNIFF_LINES), f, strict=False):
                 line = _ANSI.sub("", line)
                 for name, pattern in _SNIFF:
                     if pattern.match(line):
