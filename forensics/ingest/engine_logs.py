@@ -247,7 +247,8 @@ def _ingest_one(
     )
     engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
     size = path.stat().st_size
-    return InputStats(str(path), digest, size, read, loaded, duplicates, quarantined, fmt.name, note)
+    counts = (read, loaded, duplicates, quarantined)
+    return InputStats(str(path), digest, size, *counts, fmt.name, note)
 
 
 def _role(engine: DuckDBEngine, fmt: LogFormat, path: Path) -> str | None:
