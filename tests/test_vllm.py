@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (log lines are quoted whole, as the engine writes them)
 """vLLM server logs: the clock (no year, no zone), the capacity rules, refusals, KV
 transfer faults and the fault rules (torn lines, interleaving files, time going back).
 Every log is a few literal lines in vLLM's own spellings (tests/fixtures/vllm/*/README.md

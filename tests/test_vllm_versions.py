@@ -29,20 +29,23 @@ def _load(tmp_path: Path, version: str) -> tuple[DuckDBEngine, dict]:
 
 
 def test_the_eleven_format_changes_have_a_fixture() -> None:
-    assert VERSIONS == sorted(
-        [
-            "0.6.6.post1",
-            "0.7.3",
-            "0.8.5",
-            "0.9.2",
-            "0.11.0",
-            "0.17.1",
-            "0.22.0",
-            "0.28.0",
-            "0.30.0",
-            "0.31.0",
-            "0.34.0",
-        ]
+    assert (
+        sorted(
+            [
+                "0.6.6.post1",
+                "0.7.3",
+                "0.8.5",
+                "0.9.2",
+                "0.11.0",
+                "0.17.1",
+                "0.22.0",
+                "0.28.0",
+                "0.30.0",
+                "0.31.0",
+                "0.34.0",
+            ]
+        )
+        == VERSIONS
     )
 
 

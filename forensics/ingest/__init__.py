@@ -27,7 +27,7 @@ from ..errors import InputError, option
 from ..mapping import Mapping, load_mapping, profile
 from ..progress import SILENT, Progress, step
 from ..schema import INGEST_KEYS, InputStats
-from . import engine_logs, inputfile, sglang
+from . import engine_logs, inputfile, sglang, trtllm, vllm
 from .engine_logs import Clock
 from .inputfile import Prepared, hash_file, resolve_inputs
 from .load import already, load_all, stored_inputs
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 # the readers of engine logs other than SGLang's, by input format
-ENGINE_READERS = engine_logs.FORMATS
+ENGINE_READERS = {f.name: f for f in (vllm.FORMAT, trtllm.FORMAT)}
 SCRATCH_PREFIX = "forensics-ingest-"  # decompressed prefixes: TEMP/forensics-ingest-PID-XXXX
 
 

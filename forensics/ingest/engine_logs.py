@@ -31,28 +31,31 @@ from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, option
 from ..schema import InputStats
+from .capacity_spans import ensure_tables, rebuild_capacity, register
 from .inputfile import hash_file, literal_path
 from .sglang import LINE_DELIM, node_from_path
 
 _PARSED = "_engine_parsed"
-# every engine's capacity spans, in this order (sglang's own query keeps to its kinds)
-CAPACITY_QUERIES = ("sglang/capacity", "vllm/capacity", "trtllm/capacity")
-_OTHER_ENGINES = ("vllm\\_%", "trtllm\\_%")
 
 
 @dataclass(frozen=True)
 class LogFormat:
     """One engine's reader: its name (the input format), what it is called in messages,
-    whether its lines name no year, and its role from the parsed lines."""
+    whether its lines name no year, and its queries: `parse` (one row per evidence line,
+    into _engine_parsed), the inserts into engine_startup / engine_requests /
+    engine_aborts, and `role` (the roles its lines give)."""
 
     name: str
     title: str
     needs_year: bool
+    parse: str
+    insert_startup: str
+    insert_requests: str
+    insert_aborts: str
+    role: str
 
 
-VLLM = LogFormat("vllm", "vLLM", needs_year=True)
-TRTLLM = LogFormat("trtllm", "TensorRT-LLM", needs_year=False)
-FORMATS = {f.name: f for f in (VLLM, TRTLLM)}
+register("engine_logs", schema_query="engine_logs/schema", capacity_query=None)
 
 
 @dataclass(frozen=True)
@@ -78,35 +81,6 @@ def check_timezone(name: str | None) -> str:
             fix="use an IANA zone name such as UTC or Europe/Berlin",
         ) from None
     return zone
-
-
-def ensure_tables(engine: DuckDBEngine) -> None:
-    """The engine tables (SGLang's and the additions)."""
-    engine.execute(schema.INPUTS_DDL)
-    engine.execute(schema.QUARANTINE_DDL)
-    engine.run("sglang/schema")
-    engine.run("engine/schema")
-
-
-def rebuild_capacity(engine: DuckDBEngine) -> None:
-    """`engine_capacity` from every engine's startup lines (one span per start and node)."""
-    ensure_tables(engine)
-    parts = []
-    for name in CAPACITY_QUERIES:
-        sql = queries.load(name)
-        if name == "sglang/capacity":
-            # SGLang's spans keep to SGLang's inputs
-            sql = (
-                f"SELECT * FROM ({sql}) WHERE source NOT IN (SELECT source FROM engine_startup "
-                f"WHERE kind LIKE '{_OTHER_ENGINES[0]}' ESCAPE '\\' "
-                f"OR kind LIKE '{_OTHER_ENGINES[1]}' ESCAPE '\\')"
-            )
-        parts.append(f"SELECT * FROM ({sql})")
-    engine.execute(
-        "CREATE OR REPLACE TABLE engine_capacity AS "
-        "SELECT node, role, tokens, context_len, start_ts, end_ts, source, source_row, "
-        "reject_from, note, engine_warned FROM (" + " UNION ALL BY NAME ".join(parts) + ")"
-    )
 
 
 def torn_row(path: Path, lines: int) -> int:
@@ -196,9 +170,9 @@ def _ingest_one(
 ) -> InputStats:
     params = {"path": literal_path(str(path)), "delim": LINE_DELIM}
     try:
-        lines = int(engine.scalar(queries.load("sglang/lines"), **params))
+        lines = int(engine.scalar(queries.load("engine_logs/lines"), **params))
         engine.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load(fmt.name + '/parse')}",
+            f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load(fmt.parse)}",
             **params,
             year=clock.year,
             anchor=clock.anchor.replace(tzinfo=None) if clock.anchor else None,
@@ -214,15 +188,15 @@ def _ingest_one(
     server_role = role or _role(engine, fmt, path)
     ids = {"node": node, "role": server_role, "source": str(path)}
     loaded, duplicates, quarantined, back, first_back = engine.rows(
-        queries.load("engine/counts"), node=node
+        queries.load("engine_logs/counts"), node=node
     )[0]
     for table, query in (
-        ("engine_startup", f"{fmt.name}/insert_startup"),
-        ("engine_requests", f"{fmt.name}/insert_requests"),
-        ("engine_aborts", f"{fmt.name}/insert_aborts"),
-        ("engine_kv_faults", "engine/insert_kv_faults"),
-        ("engine_pool_usage", "engine/insert_usage"),
-        ("quarantine", "engine/insert_quarantine"),
+        ("engine_startup", fmt.insert_startup),
+        ("engine_requests", fmt.insert_requests),
+        ("engine_aborts", fmt.insert_aborts),
+        ("engine_kv_faults", "engine_logs/insert_kv_faults"),
+        ("engine_pool_usage", "engine_logs/insert_usage"),
+        ("quarantine", "engine_logs/insert_quarantine"),
     ):
         engine.execute(f"INSERT INTO {table} BY NAME {queries.load(query)}", **ids)
     read = loaded + duplicates + quarantined
@@ -254,7 +228,7 @@ def _ingest_one(
 def _role(engine: DuckDBEngine, fmt: LogFormat, path: Path) -> str | None:
     """The role the log's own lines give (vLLM: kv_role of its args dumps); InputError when
     its starts disagree."""
-    found = sorted(r for (r,) in engine.rows(queries.load(f"{fmt.name}/role")))
+    found = sorted(r for (r,) in engine.rows(queries.load(fmt.role)))
     if len(found) > 1:
         raise InputError(
             f"log holds starts of different roles ({', '.join(found)})",
@@ -268,7 +242,7 @@ def _check_interleave(engine: DuckDBEngine, nodes: list[str]) -> None:
     """InputError when two files of one node cover overlapping times."""
     if not nodes:
         return
-    rows = engine.rows(queries.load("engine/span_of_sources"), nodes=nodes)
+    rows = engine.rows(queries.load("engine_logs/span_of_sources"), nodes=nodes)
     last: dict[str, tuple[str, datetime]] = {}
     for node, source, first, end in rows:
         prev = last.get(node)

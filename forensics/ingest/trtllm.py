@@ -13,9 +13,20 @@ from pathlib import Path
 
 from ..engines import DuckDBEngine
 from ..schema import InputStats
-from .engine_logs import TRTLLM, Clock, ingest_logs
+from .capacity_spans import register
+from .engine_logs import Clock, LogFormat, ingest_logs
 
-FORMAT = TRTLLM
+FORMAT = LogFormat(
+    "trtllm",
+    "TensorRT-LLM",
+    needs_year=False,
+    parse="trtllm/parse",
+    insert_startup="trtllm/insert_startup",
+    insert_requests="trtllm/insert_requests",
+    insert_aborts="trtllm/insert_aborts",
+    role="trtllm/role",
+)
+register("trtllm", schema_query=None, capacity_query="trtllm/capacity")
 
 
 def ingest(

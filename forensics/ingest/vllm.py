@@ -16,9 +16,20 @@ from pathlib import Path
 
 from ..engines import DuckDBEngine
 from ..schema import InputStats
-from .engine_logs import VLLM, Clock, ingest_logs
+from .capacity_spans import register
+from .engine_logs import Clock, LogFormat, ingest_logs
 
-FORMAT = VLLM
+FORMAT = LogFormat(
+    "vllm",
+    "vLLM",
+    needs_year=True,
+    parse="vllm/parse",
+    insert_startup="vllm/insert_startup",
+    insert_requests="vllm/insert_requests",
+    insert_aborts="vllm/insert_aborts",
+    role="vllm/role",
+)
+register("vllm", schema_query=None, capacity_query="vllm/capacity")
 
 
 def ingest(
