@@ -198,6 +198,29 @@ def test_a_context_length_refusal_states_prompt_and_limit_and_names_no_request(
         ]
 
 
+def test_a_refusal_record_spans_lines_ending_in_crlf_each_with_the_head(tmp_path: Path) -> None:
+    """vLLM's NewLineFormatter writes every line of a traceback after "\\r\\n" and the
+    record's head: the ValueError line is file line 4 (not 6: the CRs end no extra line),
+    one refusal, and the file holds 4 lines."""
+    head = "ERROR 01-20 14:11:30 [serving_chat.py:200] "
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        head + "Error in preprocessing prompt inputs\r",
+        head + "Traceback (most recent call last):\r",
+        head
+        + "ValueError: This model's maximum context length is 131072 tokens. However, your request has 140000 input tokens. Please reduce the length of the input messages.",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(eng, [log], profile="vllm", clock=ingest.Clock(year=2026))
+        assert eng.rows("SELECT source_row, requested_tokens, max_tokens FROM engine_aborts") == [
+            (4, 140000, 131072)
+        ]
+    assert (report.inputs[0].note or "").startswith("lines=4 ")
+
+
 def test_kv_faults_repeated_by_workers_are_one_row_and_duplicates(tmp_path: Path) -> None:
     """Two TP workers print the same expired line: one engine_kv_faults row (lines 2) and
     one duplicate in the accounting: 4 evidence lines = 3 loaded + 1 duplicate."""

@@ -123,6 +123,7 @@ def _page(
         _section("chart-daily", figures.daily(engine)),
         _section("chart-hourly", figures.hourly(engine)),
         _section("chart-coverage", figures.coverage(summary, case)),
+        *_optional("chart-pool-usage", figures.pool_usage(engine, case)),
     ]
     events = figures.events_frame(case)
 
@@ -147,6 +148,11 @@ def _page(
     report = out_dir / "report.html"
     report.write_text(html, encoding="utf-8", newline="\n")
     return report, timeline_spec
+
+
+def _optional(element: str, figure: figures.Figure | None) -> list[Section]:
+    """A chart the page shows only when its data is there (none: no section)."""
+    return [] if figure is None else [_section(element, figure)]
 
 
 def _section(element: str, figure: figures.Figure, spec: dict[str, Any] | None = None) -> Section:

@@ -2,6 +2,7 @@
 SELECT count(*) AS lines
 FROM read_csv(
     $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-    header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
+    header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
+        max_line_size = 268435456,
     buffer_size = 268435456
 )

@@ -17,7 +17,8 @@ WITH raw AS (
     SELECT ordinality AS source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
     FROM read_csv(
         $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
+        header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
+        max_line_size = 268435456,
         buffer_size = 268435456
     ) WITH ORDINALITY
 ),

@@ -32,12 +32,16 @@
 -- is never kept for a Received request line (it may hold the prompt). A number is read
 -- only when the text after it is there too: the last line of a file that ends without a
 -- newline ($torn_row) is cut short and never gives a figure.
+-- Lines end at "\n" or "\r\n" (vLLM's NewLineFormatter ends every line of a multi-line record but
+-- the last with "\r\n"); a bare "\r" (a progress bar redrawing) also ends a line, so row
+-- numbers after one count it.
 -- Params: $path, $delim, $year, $anchor, $timezone, $torn_row.
 WITH raw AS (
     SELECT ordinality AS source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
     FROM read_csv(
         $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
+        header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
+        max_line_size = 268435456,
         buffer_size = 268435456
     ) WITH ORDINALITY
 ),
