@@ -195,6 +195,13 @@ TimezoneOpt = Annotated[
 ]
 
 
+class DemoCase(StrEnum):
+    """--case: the bundled cases of `forensics.pipeline.DEMO_CASES`."""
+
+    glm53 = "glm53"
+    vllm_pd = "vllm-pd"
+
+
 class Role(StrEnum):
     """--role: the server roles of `forensics.schema.ROLES`."""
 
@@ -739,18 +746,28 @@ def demo(
     out_dir: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="Folder for the outputs.")
     ] = Path("forensics-demo"),
+    case: Annotated[
+        DemoCase,
+        typer.Option(
+            "--case",
+            help="Bundled case: glm53 (SGLang) or vllm-pd (vLLM prefill/decode, NixlConnector).",
+        ),
+    ] = DemoCase.glm53,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the bundled GLM-5.3 case end to end and print the headline figures.
+    """Run a bundled case end to end (by default the GLM-5.3 case) and print the headline
+    figures.
 
     Example:
 
         forensics demo --out /tmp/glm53
+
+        forensics demo --case vllm-pd --out /tmp/vllm-pd
     """
     from . import pipeline
 
-    result = pipeline.demo(out_dir, progress=_progress(quiet))
+    result = pipeline.demo(out_dir, progress=_progress(quiet), case=case.value)
     _print_result(result, as_json, warnings=False, reasons=True)
 
 

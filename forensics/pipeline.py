@@ -42,6 +42,11 @@ from .render.notify import NotifyResult
 from .schema import InputStats
 
 DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
+# the bundled cases `forensics demo --case NAME` runs (the first is the default)
+DEMO_CASES = {
+    "glm53": DEMO_CASE,
+    "vllm-pd": Path("sample_logs") / "vllm-pd" / "incident.toml",
+}
 CASE_DB = "case.duckdb"
 PARQUET_STORE = "requests"  # run on an exported store: the Parquet case store under out/
 RUN_SCRATCH = ".forensics-run-"  # run's work folder beside out: .OUT.forensics-run-PID-XXXX
@@ -491,21 +496,30 @@ def _analysis_engine(
         yield analysis
 
 
-def demo(out: str | Path = "forensics-demo", progress: Progress = SILENT) -> AnalysisResult:
-    """`forensics demo`: `run` on the bundled GLM-5.3 case."""
-    return run(demo_case(), out, progress=progress)
+def demo(
+    out: str | Path = "forensics-demo", progress: Progress = SILENT, case: str = "glm53"
+) -> AnalysisResult:
+    """`forensics demo`: `run` on a bundled case (`glm53`, the GLM-5.3 SGLang case, or
+    `vllm-pd`, a vLLM prefill/decode deployment with NixlConnector)."""
+    return run(demo_case(case), out, progress=progress)
 
 
-def demo_case() -> Path:
-    """The bundled case file: beside the installed package, or in the repo's sample_logs/."""
+def demo_case(name: str = "glm53") -> Path:
+    """A bundled case file: beside the installed package, or in the repo's sample_logs/."""
+    if name not in DEMO_CASES:
+        raise InputError(
+            f"no bundled case {name!r}",
+            where=option("case"),
+            fix=f"use one of {', '.join(DEMO_CASES)}",
+        )
     here = Path(__file__).resolve().parent
     for base in (here, here.parent):
-        candidate = base / DEMO_CASE
+        candidate = base / DEMO_CASES[name]
         if candidate.is_file():
             return candidate
     raise InputError(
         "the bundled demo case is missing",
-        where=str(here.parent / DEMO_CASE),
+        where=str(here.parent / DEMO_CASES[name]),
         fix=f"reinstall kv-forensics, or run {command('run')} CASE.toml {option('out')} DIR on "
         "your own case",
     )
