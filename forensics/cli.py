@@ -551,9 +551,13 @@ def ingest(
     ] = None,
     node: Annotated[
         str | None,
-        typer.Option("--node", metavar="NODE", help="Engine node id (sglang; default: file name)."),
+        typer.Option(
+            "--node", metavar="NODE", help="Engine node id (engine logs; default: file name)."
+        ),
     ] = None,
-    role: Annotated[Role | None, typer.Option("--role", help="Engine role (sglang).")] = None,
+    role: Annotated[Role | None, typer.Option("--role", help="Engine role (engine logs).")] = None,
+    year: YearOpt = None,
+    timezone: TimezoneOpt = None,
     to_parquet: Annotated[
         Path | None,
         typer.Option(
@@ -584,9 +588,13 @@ def ingest(
         forensics ingest 'exports/*.parquet' --db case.duckdb --profile canonical
 
         forensics ingest gateway.jsonl.gz --db case.duckdb --mapping fixed.mapping.toml --force
+
+        forensics ingest vllm-logs/ --db case.duckdb --profile vllm --year 2026
     """
     from . import ingest as ingest_mod
+    from .ingest.engine_logs import check_timezone
 
+    clock = ingest_mod.Clock(year=year, timezone=check_timezone(timezone))
     report = ingest_mod.ingest(
         logs,
         db,
@@ -600,6 +608,7 @@ def ingest(
         progress=_progress(quiet),
         force=force,
         allow_empty=allow_empty,
+        clock=clock,
     )
     _print_ingest(report)
     reasons = _reasons_text(report.inputs)

@@ -334,3 +334,27 @@ def test_capacity_tells_the_engine_of_each_file_and_takes_the_year(tmp_path: Pat
     assert result.exit_code == 0, result.output
     assert "prefill  node-a  16384" in result.stdout
     assert "2026-01-20T14:04:02Z" in result.stdout
+
+
+def test_ingest_reads_a_folder_of_vllm_logs_with_the_year_given(tmp_path: Path) -> None:
+    """`forensics ingest DIR --profile vllm --year 2026` on the 0.22.0 fixture folder: its
+    two logs (README.md and expected.json skipped): 9 + 12 evidence lines, 2 duplicates
+    (the second worker's repeat of each fault line)."""
+    folder = Path(__file__).parent / "fixtures" / "vllm" / "0.22.0"
+    result = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(folder),
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--profile",
+            "vllm",
+            "--year",
+            "2026",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
+        assert eng.rows("SELECT sum(rows_read), sum(duplicates) FROM inputs") == [(21, 2)]
