@@ -771,7 +771,7 @@ def pool_usage_chart(frame: pl.DataFrame, window_start: str, window_end: str) ->
         alt.Chart(data(frame))
         .mark_line(point=True)
         .encode(
-            x=_utc_x("ts", "time (UTC)", [window_start, window_end]),
+            x=_utc_x("ts", "time (UTC)", [window_start, window_end], format="%b %d %H:%M"),
             y=alt.Y("usage_pct:Q", title="KV pool usage (%)", scale=alt.Scale(domain=[0, 100])),
             color=alt.Color("node:N", title="node", legend=alt.Legend(orient="top")),
             tooltip=[

@@ -445,9 +445,10 @@ CONTRIBUTION_SENTENCES = {
         "that would be."
     ),
     ("engine_only", "max"): (
-        "{n} request(s) show the bug's signature in the engine logs (prefill rejected for "
-        "capacity, decode finished) with no exposed gateway record, and no excluded account or "
-        "failed status explains them."
+        "{n} request(s) show the bug's signature (prefill rejected for capacity, decode "
+        "finished) or a KV transfer fault (KV blocks released on an expired lease, or read "
+        "after it) in the engine logs with no exposed gateway record, and no excluded account "
+        "or failed status explains them."
     ),
 }
 EXACT = (
