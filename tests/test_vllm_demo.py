@@ -35,9 +35,12 @@ def test_the_demo_reads_the_case_readme_figures(duck: Path) -> None:
         "KV transfer fault: gateway band fits": 4,
         "KV transfer fault: no gateway request with this id": 1,
     }
-    assert rec["engine_only"]["reasons"]["KV transfer fault: gateway band fits"][
-        "request_ids"
-    ] == ["g-003", "g-007", "g-009", "g-011"]
+    assert rec["engine_only"]["reasons"]["KV transfer fault: gateway band fits"]["request_ids"] == [
+        "g-003",
+        "g-007",
+        "g-009",
+        "g-011",
+    ]
     assert (s["ingest"]["rows_read"], s["ingest"]["rows_loaded"], s["ingest"]["duplicates"]) == (
         83,
         74,
