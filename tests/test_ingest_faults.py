@@ -13,6 +13,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from conftest import messages
 from dbrows import rows
 
@@ -47,7 +48,14 @@ def test_records_repeating_a_mapped_key_count_toward_the_maximum_whatever_value_
     db, out = tmp_path / "case.duckdb", tmp_path / "out"
     ingested = runner.invoke(
         app,
-        ["ingest", str(folder / "gw.jsonl"), "--db", str(db), "--mapping", str(folder / "gw.mapping.toml")],
+        [
+            "ingest",
+            str(folder / "gw.jsonl"),
+            "--db",
+            str(db),
+            "--mapping",
+            str(folder / "gw.mapping.toml"),
+        ],
     )
     assert ingested.exit_code == 0, ingested.output
     analyzed = runner.invoke(
@@ -72,9 +80,7 @@ def test_a_repeated_key_or_a_repeated_parent_object_leaves_its_field_unreadable(
 
     folder = FAULTS / "repeated-keys"
     db = tmp_path / "c.duckdb"
-    ingest(
-        [folder / "gw-parent.jsonl"], db, mapping=folder / "gw.mapping.toml", allow_empty=True
-    )
+    ingest([folder / "gw-parent.jsonl"], db, mapping=folder / "gw.mapping.toml", allow_empty=True)
     assert rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
         (1, "duplicate JSON key usage"),
         (2, "duplicate JSON key ts"),
@@ -87,3 +93,54 @@ def test_a_repeated_key_or_a_repeated_parent_object_leaves_its_field_unreadable(
         (1, "p1", datetime(2026, 1, 1, 1, 5, tzinfo=UTC), "acct-f", "m", None, 200),
         (2, "p2", None, "acct-g", None, 700, 200),
     ]
+
+
+# --- item 3: a CSV header naming a column twice ------------------------------------------
+
+
+HEADER = FAULTS / "csv-header"
+
+
+@pytest.mark.parametrize(
+    ("log", "named"),
+    [
+        # request_id,ts,account_id,model,prompt_tokens,status,prompt_tokens: 5 and 7
+        ("repeated.csv", "'prompt_tokens'"),
+        # ...,Prompt_Tokens,status, prompt_tokens: DuckDB binds names without case or spaces
+        ("spelled.csv", "'Prompt_Tokens'"),
+    ],
+)
+def test_a_csv_header_naming_a_mapped_column_twice_is_refused_naming_both_positions(
+    runner, tmp_path, log, named
+):
+    """DuckDB reads the first of two columns of one name (r1's prompt: 100 or 900?): the
+    input is refused in one line naming the file, the header's line, the column and its two
+    1-based positions, 5 and 7; nothing is loaded."""
+    db = tmp_path / "c.duckdb"
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(HEADER / log),
+            "--db",
+            str(db),
+            "--mapping",
+            str(HEADER / "gw.mapping.toml"),
+        ],
+    )
+    assert result.exit_code == 2
+    (line,) = messages(result.stderr)
+    assert line.startswith(f"error: {HEADER / log}:1: the header names the column {named} twice")
+    assert "(columns 5 and 7)" in line
+    assert not db.exists()
+
+
+def test_a_csv_header_repeating_a_column_the_mapping_does_not_read_loads(tmp_path):
+    """unmapped.csv: `note` twice (columns 7 and 8), unmapped: no value read is in doubt, as
+    for a repeated JSON key the mapping does not read. 2 read, 2 loaded."""
+    from forensics.ingest import ingest
+
+    report = ingest(
+        [HEADER / "unmapped.csv"], tmp_path / "c.duckdb", mapping=HEADER / "gw.mapping.toml"
+    )
+    assert report.totals() == {"rows_read": 2, "rows_loaded": 2, "duplicates": 0, "quarantined": 0}

@@ -14,7 +14,7 @@ from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
 from ..mapping import FieldSource, Mapping, sql_columns
-from .inputfile import Prepared
+from .inputfile import Prepared, csv_header
 from .shape import json_path, levels
 from .staging import temp_table
 
@@ -101,6 +101,8 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
             columns = dict(engine.describe("SELECT * FROM _ing_src"))
     else:
         structure = None
+        if p.fmt == "csv" and m.csv.header:
+            _refuse_repeated_columns(m, p, engine)
         columns = dict(engine.describe("SELECT * FROM _ing_src"))
     raw_values: dict[str, str] = {}  # raw key -> expression of the source value
     raw_paths: list[str] = []  # JSONL: paths of the raw values, read as JSON
@@ -278,6 +280,40 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         mixed,
         ids,
     )
+
+
+def _refuse_repeated_columns(m: Mapping, p: Prepared, engine: DuckDBEngine) -> None:
+    """Refuse a CSV input whose header names a column the mapping reads more than once:
+    DuckDB reads the first (and binds names without case or surrounding spaces), another
+    tool may read the last. A repeated column the mapping does not read is no ambiguity (as
+    for a repeated JSON key)."""
+    names = [
+        str(src.value) for src in (*m.fields.values(), *m.extra.values()) if src.kind == "path"
+    ]
+    for _, _, src in m.sql_sources():
+        names.extend(ref[0] for ref in sql_columns(src.value, engine) if ref)
+    if m.keep_extra_column:
+        names.append("extra")
+    header = csv_header(p.read_path, m.csv)
+    positions: dict[str, list[int]] = {}
+    for i, column in enumerate(header, start=1):
+        positions.setdefault(column.strip().lower(), []).append(i)
+    for name in dict.fromkeys(names):
+        found = positions.get(name.strip().lower(), [])
+        if len(found) > 1:
+            listed = ", ".join(str(i) for i in found[:-1]) + f" and {found[-1]}"
+            raise InputError(
+                f"the header names the column {header[found[0] - 1]!r} {_times(len(found))} "
+                f"(columns {listed}), and the mapping reads it: which value a reader takes "
+                "is a guess",
+                where=f"{p.path}:{m.csv.skip + 1}",
+                fix="rename or remove the repeated column in the header (a column the mapping "
+                "does not read may repeat)",
+            )
+
+
+def _times(n: int) -> str:
+    return "twice" if n == 2 else f"{n} times"
 
 
 def _read_by(structure: Any, refs: list[tuple[str, ...]]) -> Any:

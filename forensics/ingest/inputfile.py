@@ -10,8 +10,11 @@ rewrite, a side CSV of the lines it replaced with their reasons.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import csv
 import glob
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -25,7 +28,7 @@ from typing import Any
 import zstandard
 
 from ..errors import InputError
-from ..mapping import Mapping
+from ..mapping import CsvDialect, Mapping
 
 LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never occurs in JSON text: read each line whole
 MAX_LINE_SIZE = 64 * 1024 * 1024  # longest record line; a 1M-token prompt is ~8 MB of JSON
@@ -223,6 +226,35 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
                 "in the mapping)",
             )
     return prepared
+
+
+def csv_header(path: str, dialect: CsvDialect) -> list[str]:
+    """The column names of a CSV file's header (physical line `dialect.skip` + 1), split as
+    `dialect` says (RFC 4180 by default), as written: a repeated name is there twice. [] for
+    a file without that line."""
+    source = Path(path)
+    comp = _compression(source)
+    head = b""
+    chunks = _decompress(source, comp, {}) if comp else _plain_chunks(source)
+    with contextlib.closing(chunks):
+        for chunk in chunks:
+            head += chunk
+            if head.count(b"\n") > dialect.skip or len(head) > MAX_LINE_SIZE:
+                break
+    lines = head.split(b"\n")[dialect.skip :]
+    text = b"\n".join(lines).decode("utf-8", errors="replace")
+    if dialect.skip == 0:
+        text = text.removeprefix("\ufeff")
+    escape = dialect.escape_char
+    reader = csv.reader(
+        io.StringIO(text, newline=""),
+        delimiter=dialect.delimiter,
+        quotechar=dialect.quote or None,
+        quoting=csv.QUOTE_MINIMAL if dialect.quote else csv.QUOTE_NONE,
+        doublequote=escape == dialect.quote,
+        escapechar=escape if escape and escape != dialect.quote else None,
+    )
+    return next(reader, [])
 
 
 def _check_encoding(head: bytes, where: str) -> None:
