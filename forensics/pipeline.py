@@ -26,6 +26,7 @@ from .analysis import (
     integrity,
     owners,
     scope,
+    truncation,
     uncertainty,
 )
 from .analysis import capacity as capacity_timeline
@@ -160,6 +161,9 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
     summary["exposure_range"] = exposure_range.to_summary()
     summary["assumptions"] = assumed.entries
     summary["coverage"] = cov.to_summary()
+    cut = truncation.cut_inputs(eng, case)  # no count from a cut input is exact
+    summary["cut_inputs"] = [c.path for c in cut]
+    warnings.extend(truncation.warnings(cut))
     return warnings
 
 

@@ -144,3 +144,164 @@ def test_a_csv_header_repeating_a_column_the_mapping_does_not_read_loads(tmp_pat
         [HEADER / "unmapped.csv"], tmp_path / "c.duckdb", mapping=HEADER / "gw.mapping.toml"
     )
     assert report.totals() == {"rows_read": 2, "rows_loaded": 2, "duplicates": 0, "quarantined": 0}
+
+
+# --- item 4: a cut gzip or zstd stream --------------------------------------------------
+
+
+CUT = FAULTS / "cut-stream"
+LINES = (CUT / "records.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _compress(comp: str, data: bytes) -> bytes:
+    import gzip
+
+    import zstandard
+
+    return gzip.compress(data) if comp == "gzip" else zstandard.ZstdCompressor().compress(data)
+
+
+def _cut(comp: str, data: bytes) -> bytes:
+    """A stream that decompresses to exactly `data`, then breaks: `data` as one complete
+    member (frame), then only the start of a second one (gzip: its 10-byte header; zstd: its
+    4-byte magic number and 1 byte of its frame header), which gives no data."""
+    start = _compress(comp, LINES[3] * 50)[: 10 if comp == "gzip" else 5]
+    return _compress(comp, data) + start
+
+
+def _write(folder: Path, comp: str, data: bytes) -> str:
+    """logs/gw.jsonl.gz (or .zst) of `folder`: `data`, cut (`_cut`); its path in the case."""
+    name = f"logs/gw.jsonl.{'gz' if comp == 'gzip' else 'zst'}"
+    (folder / "logs").mkdir()
+    (folder / name).write_bytes(_cut(comp, data))
+    return name
+
+
+def _ingest_and_analyze(runner, folder: Path, tmp_path: Path) -> dict:
+    db, out = tmp_path / "case.duckdb", tmp_path / "out"
+    source = folder / "logs"
+    ingested = runner.invoke(
+        app, ["ingest", str(source), "--db", str(db), "--profile", "canonical"]
+    )
+    assert ingested.exit_code == 0, ingested.output
+    analyzed = runner.invoke(
+        app, ["analyze", str(folder / "case.toml"), "--db", str(db), "--out", str(out)]
+    )
+    assert analyzed.exit_code == 0, analyzed.output
+    return _summary(out)
+
+
+@pytest.mark.parametrize("comp", ["gzip", "zstd"])
+def test_the_record_a_cut_stream_tears_is_quarantined_with_its_length_only(runner, tmp_path, comp):
+    """The stream holds r1..r3 whole and the first 30 bytes of r4 (`{"request_id":"r4","ts":
+    "2026-`), then breaks. 4 read: r1..r3 loaded, the torn r4 quarantined at line 4 with only
+    its length (nothing readable: it counts toward the maximum). r1 is exposed (700 > 500),
+    r2 and r3 fit: range 1-2. The cut is a warning in summary.json."""
+    folder = _copy(tmp_path, "cut-stream")
+    torn = LINES[3][:30]
+    assert torn == b'{"request_id":"r4","ts":"2026-'
+    name = _write(folder, comp, b"".join(LINES[:3]) + torn)
+    summary = _ingest_and_analyze(runner, folder, tmp_path)
+    assert summary["ingest"] == {
+        "rows_read": 4,
+        "rows_loaded": 3,
+        "duplicates": 0,
+        "quarantined": 1,
+    }
+    db = tmp_path / "case.duckdb"
+    assert rows(db, "SELECT row, reason, raw FROM quarantine") == [
+        (4, f"truncated record: the {comp} stream breaks off inside it", '{"bytes":30}')
+    ]
+    assert rows(
+        db,
+        "SELECT row, request_id, ts, account_id, model, prompt_tokens, status, prefill_node "
+        "FROM quarantine_values",
+    ) == [(4, None, None, None, None, None, None, None)]
+    assert summary["exposure_range"] == {
+        "min": 1,
+        "likely": 1,
+        "max": 2,
+        "contributions": [{"category": "quarantined", "direction": "max", "requests": 1}],
+    }
+    assert [w for w in summary["warnings"] if "gw.jsonl" in w] == [
+        f"{name}: the {comp} stream is cut short (truncated): requests logged after the "
+        "break are in no figure, and the maximum of the exposure range may be higher; get a "
+        "complete copy of the file"
+    ]
+
+
+def test_a_stream_cut_between_records_is_never_called_exact(runner, tmp_path):
+    """The stream breaks right after r3's line end: 3 read, 3 loaded, nothing quarantined, so
+    the range alone would be 1-1 with no contribution, which the report called exact. The
+    records after the break are unknown: the cut is a warning and the report says so instead."""
+    from forensics.render.report import evidence_view
+
+    folder = _copy(tmp_path, "cut-stream")
+    _write(folder, "gzip", b"".join(LINES[:3]))
+    summary = _ingest_and_analyze(runner, folder, tmp_path)
+    assert summary["ingest"]["rows_read"] == summary["ingest"]["rows_loaded"] == 3
+    assert summary["exposure_range"] == {"min": 1, "likely": 1, "max": 1, "contributions": []}
+    assert summary["cut_inputs"] == ["logs/gw.jsonl.gz"]
+    view = evidence_view(summary)
+    assert view["exact"] is False
+    assert view["sentences"] == [
+        (
+            "max",
+            "1 input was cut short (a truncated gzip or zstd stream: logs/gw.jsonl.gz): requests "
+            "logged after the break are in no figure, so the maximum may be higher.",
+        )
+    ]
+
+
+def test_a_csv_record_a_cut_stream_tears_inside_a_quoted_value_is_quarantined_at_its_start(
+    tmp_path,
+):
+    """cut.csv.gz: the header, r1..r3 (lines 2-4), then r4 from line 5, whose quoted account
+    `"acct-d` LF `x` the break cuts: 33 bytes (`r4,` 3 + the time 20 + `,` 1 + `"acct-d` 7 +
+    LF 1 + `x` 1). 4 read, 3 loaded, r4 quarantined at line 5, the line it starts on, with
+    its length; before, its open quote made the whole file unreadable."""
+    from forensics.ingest import ingest
+
+    header = b"request_id,ts,account_id,model,prompt_tokens,status\n"
+    whole = b"".join(
+        b"r%d,2026-01-01T01:0%d:00Z,acct-%d,m,700,200\n" % (i, i, i) for i in (1, 2, 3)
+    )
+    torn = b'r4,2026-01-01T01:04:00Z,"acct-d\nx'
+    assert len(torn) == 3 + 20 + 1 + 7 + 1 + 1
+    log = tmp_path / "cut.csv.gz"
+    log.write_bytes(_cut("gzip", header + whole + torn))
+    db = tmp_path / "c.duckdb"
+    report = ingest([log], db, profile="canonical")
+    assert report.totals() == {"rows_read": 4, "rows_loaded": 3, "duplicates": 0, "quarantined": 1}
+    assert rows(db, "SELECT request_id, source_row FROM requests ORDER BY 2") == [
+        ("r1", 2),
+        ("r2", 3),
+        ("r3", 4),
+    ]
+    assert rows(db, "SELECT row, reason, raw FROM quarantine") == [
+        (5, "truncated record: the gzip stream breaks off inside it", '{"bytes":33}')
+    ]
+
+
+# --- item 17: a stray quote in a CSV value ----------------------------------------------
+
+
+def test_a_stray_quote_inside_an_unquoted_csv_value_does_not_shift_later_rows(tmp_path):
+    """csv-quotes/stray.csv (README): a quote opens a value only at a field's start; inside
+    `acct-"b` (line 3) and `acct-""d` (line 5) the quotes are data, as DuckDB reads them.
+    r5's quoted account spans lines 6-7. Each record keeps the line it starts on: r1..r6 at
+    2, 3, 4, 5, 6, 8 (a stray quote had made the lines after it a quoted value's
+    continuation: r3 at 5 and so on)."""
+    from forensics.ingest import ingest
+
+    db = tmp_path / "c.duckdb"
+    report = ingest([FAULTS / "csv-quotes" / "stray.csv"], db, profile="canonical")
+    assert report.totals() == {"rows_read": 6, "rows_loaded": 6, "duplicates": 0, "quarantined": 0}
+    assert rows(db, "SELECT request_id, account_id, source_row FROM requests ORDER BY 3") == [
+        ("r1", "acct-a", 2),
+        ("r2", 'acct-"b', 3),
+        ("r3", "acct-c", 4),
+        ("r4", 'acct-""d', 5),
+        ("r5", "acct-e\nx", 6),
+        ("r6", "acct-f", 8),
+    ]

@@ -164,7 +164,7 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
     check = _LineCheck(MAX_LINE_SIZE) if fmt in ("jsonl", "csv") else None
     gaps = scratch / f"{next(_GAPS)}.gaps"
     if check is not None and fmt == "csv":
-        check.csv = _CsvLines(m.csv.quote, m.csv.escape_char, gaps)
+        check.csv = _CsvLines(m.csv.quote, m.csv.escape_char, gaps, m.csv.delimiter)
     comp = _compression(path)
     try:
         size = path.stat().st_size
@@ -195,16 +195,13 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
             prepared.read_path = str(target)
             prepared.note = f"ignored {padding:,} zero bytes after the last {comp} member"
         if truncated:
-            target = scratch / f"{prepared.sha256[:16]}.prefix"
-            with target.open("wb") as sink:
-                _check_stream(path, comp, None, sink)
-            kept = _cut_at_last_newline(target)
-            prepared.read_path = str(target)
-            prepared.note = (
-                f"truncated {comp} stream: loaded the {kept:,} decompressed bytes before the "
-                "break; the partial record at the break was not read"
-            )
-            out_bytes = kept
+            assert check is not None  # a request log (Parquet inside gzip/zstd is refused)
+            if check.csv is not None:  # a record may span lines: cut where the last began
+                out_bytes = _torn(
+                    prepared, comp, scratch, check.csv.record_line, check.csv.record_start
+                )
+            else:
+                out_bytes = _torn(prepared, comp, scratch, check.lf + 1)
         if out_bytes == 0:
             raise InputError(
                 "the file is empty once decompressed", where=where, fix="check the export"
@@ -350,11 +347,44 @@ def _decompressor(comp: str) -> Any:
     return zstandard.ZstdDecompressor().decompressobj()
 
 
-def _cut_at_last_newline(path: Path) -> int:
-    """Truncate a file after its last newline; the size kept."""
+TORN = "truncated record: the {comp} stream breaks off inside it"  # its quarantine reason
+
+
+def _torn(p: Prepared, comp: str, scratch: Path, line: int, start: int | None = None) -> int:
+    """Read input `p`, whose `comp` stream breaks off, through a decompressed copy of what is
+    there (`p.read_path`): its whole records, then, when the break cuts a record (the text
+    after the last line end, or from offset `start` where the last record began, is not
+    blank), PLACEHOLDER on that record's `line`, its reason and
+    length in a side CSV (`p.side`; never its text: it may hold a prompt), so that it is
+    quarantined and counted. The copy's size (0: nothing there). Records after the break are
+    not in the file: `p.note` says so, and the analysis warns of it."""
+    target = scratch / f"{p.sha256[:16]}.prefix"
+    with target.open("wb") as sink:
+        _check_stream(Path(p.path), comp, None, sink)
+    kept, tail = _cut_at_last_newline(target, start)
+    before = f"truncated {comp} stream: the records before the break ({kept:,} decompressed bytes)"
+    p.read_path = str(target)
+    if not tail:
+        p.note = f"{before} are read; the break falls between records"
+        return kept
+    side = scratch / f"{p.sha256[:16]}.torn.csv"
+    side.write_text(f"line,reason,bytes\n{line},{TORN.format(comp=comp)},{tail}\n")
+    with target.open("ab") as out:
+        out.write(PLACEHOLDER + b"\n")
+    p.side = str(side)
+    p.note = (
+        f"{before} are read; the record the break cuts (line {line}, {tail:,} bytes) is quarantined"
+    )
+    return kept + len(PLACEHOLDER) + 1
+
+
+def _cut_at_last_newline(path: Path, at: int | None = None) -> tuple[int, int]:
+    """Truncate a file after its last newline (or at offset `at`): (the size kept, the bytes
+    cut when they are not blank, else 0)."""
     size = path.stat().st_size
+    keep = 0 if at is None else at
     with path.open("rb+") as fh:
-        pos = size
+        pos = size if at is None else 0
         while pos > 0:
             step = min(_CHUNK, pos)
             fh.seek(pos - step)
@@ -362,11 +392,12 @@ def _cut_at_last_newline(path: Path) -> int:
             idx = block.rfind(b"\n")
             if idx >= 0:
                 keep = pos - step + idx + 1
-                fh.truncate(keep)
-                return keep
+                break
             pos -= step
-        fh.truncate(0)
-        return 0
+        fh.seek(keep)
+        blank = all(not chunk.strip() for chunk in iter(lambda: fh.read(_CHUNK), b""))
+        fh.truncate(keep)
+    return keep, 0 if blank else size - keep
 
 
 class _LineCheck:
@@ -435,9 +466,10 @@ class _CsvLines:
     so that staging gives each record its physical line. Vectorized per chunk (NumPy), and a
     chunk without a quote or a blank line only counts its line breaks: no per-line Python."""
 
-    def __init__(self, quote: str, escape: str, path: Path) -> None:
+    def __init__(self, quote: str, escape: str, path: Path, delimiter: str = ",") -> None:
         self.quote = quote.encode()[0] if quote else None
         self.escape = escape.encode() if escape and escape != quote else None
+        self.delim = delimiter.encode()[0]
         self.path = path
         self.out: Any = None
         self.line = 1  # physical line of the next byte
@@ -448,6 +480,10 @@ class _CsvLines:
         self.last = -1  # the last byte seen (-1: none)
         self.escapes = 0  # escape characters just before the next byte
         self.first_gap: int | None = None
+        self.run_toggles = False  # the last run of quotes opened or closed values (`_inside`)
+        self.offset = 0  # bytes seen
+        self.record_start = 0  # the offset and physical line of the last record's first byte
+        self.record_line = 1
 
     def feed(self, data: bytes) -> None:
         if not data:
@@ -462,9 +498,13 @@ class _CsvLines:
         ):
             breaks = data.count(b"\n")  # no quote, no blank line: only the count moves on
             self.duck += breaks
+            if breaks:  # the line after the last break starts a record
+                self.record_start = self.offset + data.rfind(b"\n") + 1
+                self.record_line = self.line + breaks
         else:
             breaks = self._lines(data, quoted)
         self.line += breaks
+        self.offset += len(data)
         cut = data.rfind(b"\n")
         self.length = len(data) - cut - 1 if cut >= 0 else self.length + len(data)
         self.last = data[-1]
@@ -483,10 +523,13 @@ class _CsvLines:
             q = np.flatnonzero(arr == self.quote)
             if self.escape is not None and len(q):
                 q = q[~self._escaped(arr, q)]
-            inside = (np.searchsorted(q, nl) + int(self.in_quote)) % 2 == 1
-            self.in_quote = (len(q) + int(self.in_quote)) % 2 == 1
+            inside = self._inside(arr, q, nl)
         if not len(nl):
             return 0
+        starts = np.flatnonzero(~inside)  # line breaks after which a record starts
+        if len(starts):
+            self.record_start = self.offset + int(nl[starts[-1]]) + 1
+            self.record_line = self.line + int(starts[-1]) + 1
         lengths = nl - np.concatenate(([0], nl[:-1] + 1))
         lengths[0] += self.length
         before = np.where(nl > 0, arr[np.maximum(nl - 1, 0)], max(self.last, 0))
@@ -501,6 +544,43 @@ class _CsvLines:
         self.duck += int(counted.sum())
         self.continued = bool(inside[-1])
         return len(nl)
+
+    def _inside(self, arr: Any, q: Any, nl: Any) -> Any:
+        """Whether each line break at `nl` lies inside a quoted value, as an RFC 4180 reader
+        (DuckDB's) splits the data, given the quotes at `q` (escaped ones left out); the
+        state carried to the next chunk moves on. A quote opens a value only at a field's
+        start (after the delimiter or a line break, or at the input's start): elsewhere
+        outside a value it is data (`a"b`), so a stray quote never makes the lines after it
+        a value's continuation. Adjacent quotes act as a run: at a field's start or inside a
+        value each of them opens or closes (`""`: an empty value, or an escaped quote);
+        elsewhere the run is data, and ends a value it is inside of when odd (its closing
+        quote, then what follows it)."""
+        import numpy as np
+
+        carried = self.in_quote
+        if not len(q):
+            return np.full(len(nl), carried)
+        first = np.concatenate(([True], np.diff(q) != 1))  # each quote that starts a run
+        starts = q[first]
+        ends = np.concatenate((q[np.flatnonzero(first)[1:] - 1], q[-1:]))
+        odd = (ends - starts) % 2 == 0  # runs of an odd number of quotes
+        prev = np.where(starts > 0, arr[np.maximum(starts - 1, 0)].astype(int), self.last)
+        at_start = (prev == self.delim) | (prev == 10) | (prev == -1)
+        if starts[0] == 0 and self.last == self.quote:  # a run going on from the last chunk
+            at_start[0] = self.run_toggles
+        # after each run: an odd run at a field's start toggles, an odd run elsewhere closes
+        # (or stays out), an even run changes nothing
+        closes = ~at_start & odd
+        toggled = np.cumsum(at_start & odd)
+        idx = np.arange(len(starts))
+        last_close = np.maximum.accumulate(np.where(closes, idx, -1))
+        since = toggled - np.where(last_close >= 0, toggled[np.maximum(last_close, 0)], 0)
+        state = (since + np.where(last_close >= 0, 0, int(carried))) % 2 == 1
+        before_last = bool(state[-2]) if len(state) > 1 else carried
+        self.run_toggles = bool(at_start[-1]) or before_last
+        self.in_quote = bool(state[-1])
+        runs = np.searchsorted(ends, nl)  # the runs that end before each line break
+        return np.where(runs > 0, state[np.maximum(runs - 1, 0)], carried)
 
     def _escaped(self, arr: Any, q: Any) -> Any:
         """Which quotes at `q` follow an odd run of escape characters (counted across
@@ -568,6 +648,8 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path, mixed: bool = False
     line_no = 1
     with out_path.open("wb") as out, side_path.open("w", encoding="utf-8") as side:
         side.write("line,reason,bytes\n")
+        if p.side is not None:  # a record torn by a cut stream (`_torn`) keeps its line
+            side.writelines(Path(p.side).read_text(encoding="utf-8").splitlines(True)[1:])
 
         def bad(reason: str, size: int, cr: bool = False) -> None:
             nonlocal line_no
