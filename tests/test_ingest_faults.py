@@ -305,3 +305,30 @@ def test_a_stray_quote_inside_an_unquoted_csv_value_does_not_shift_later_rows(tm
         ("r5", "acct-e\nx", 6),
         ("r6", "acct-f", 8),
     ]
+
+
+# --- item 17: a time of day past 23:59:60 -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        # ISO 8601's end of day: no RFC 3339 time; the Z after it is no zone name
+        ("2026-01-01T24:00:00Z", "hour out of range in ts (00-23)"),
+        ("2026-01-01T24:00Z", "hour out of range in ts (00-23)"),
+        ("2026-01-01 25:00:00+02:00", "hour out of range in ts (00-23)"),
+        ("2026-01-01T23:60:00Z", "minute out of range in ts (00-59)"),
+        ("2026-01-01T23:59:61Z", "second out of range in ts (00-60)"),
+    ],
+)
+def test_a_time_of_day_out_of_range_is_quarantined_naming_the_hour_not_a_zone(
+    tmp_path, value, reason
+):
+    from forensics.ingest import ingest
+
+    record = {"request_id": "x", "ts": value, "account_id": "a", "model": "m"}
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps({**record, "prompt_tokens": 1}) + "\n")
+    db = tmp_path / "c.duckdb"
+    ingest([log], db, profile="canonical", allow_empty=True)
+    assert rows(db, "SELECT row, reason FROM quarantine") == [(1, reason)]
