@@ -332,3 +332,56 @@ def test_a_time_of_day_out_of_range_is_quarantined_naming_the_hour_not_a_zone(
     db = tmp_path / "c.duckdb"
     ingest([log], db, profile="canonical", allow_empty=True)
     assert rows(db, "SELECT row, reason FROM quarantine") == [(1, reason)]
+
+
+# --- item 17: a lone CR in an unquoted CSV value ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ends",
+    [
+        b"\n",  # LF line ends: read as the file is
+        b"\r\n",  # CRLF line ends
+        b"mixed",  # CRLF on the header, LF after: read through a rewritten copy
+    ],
+)
+def test_a_lone_cr_in_an_unquoted_csv_value_is_refused_naming_the_input_and_its_line(
+    runner, tmp_path, ends
+):
+    """Line 2's account is `a` CR `b`, unquoted: DuckDB's strict reader stops on the whole
+    file, and its message named the rewritten copy under the temporary folder when the file
+    had been rewritten. Refused in one line naming the input and line 2, never a scratch
+    file."""
+    header = b"request_id,ts,account_id,model,prompt_tokens,status"
+    one = b"r1,2026-01-01T01:00:00Z,a\rb,m,100,200"
+    two = b"r2,2026-01-01T01:01:00Z,acct-b,m,100,200"
+    first, rest = (b"\r\n", b"\n") if ends == b"mixed" else (ends, ends)
+    log = tmp_path / "cr.csv"
+    log.write_bytes(header + first + one + rest + two + rest)
+    result = runner.invoke(
+        app, ["ingest", str(log), "--db", str(tmp_path / "c.duckdb"), "--profile", "canonical"]
+    )
+    assert result.exit_code == 2
+    (line,) = messages(result.stderr)
+    assert line.startswith(
+        f"error: {log}:2: a carriage return (CR) outside a quoted value and not before a line feed"
+    )
+    assert "forensics-ingest-" not in line
+
+
+def test_a_cr_inside_a_quoted_csv_value_is_data(tmp_path):
+    """Line 2's account is `"a` CR `b"`, quoted: a CR is data there (2 read, 2 loaded)."""
+    from forensics.ingest import ingest
+
+    log = tmp_path / "crq.csv"
+    log.write_bytes(
+        b"request_id,ts,account_id,model,prompt_tokens,status\n"
+        b'r1,2026-01-01T01:00:00Z,"a\rb",m,100,200\n'
+        b"r2,2026-01-01T01:01:00Z,acct-b,m,100,200\n"
+    )
+    db = tmp_path / "c.duckdb"
+    ingest([log], db, profile="canonical")
+    assert rows(db, "SELECT account_id, source_row FROM requests ORDER BY 2") == [
+        ("a\rb", 2),
+        ("acct-b", 3),
+    ]

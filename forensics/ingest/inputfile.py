@@ -208,6 +208,16 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
             )
     if check is not None:
         _check_encoding(check.head, where)
+    if check is not None and check.csv is not None and check.csv.lone_cr is not None:
+        line = check.csv.lone_cr
+        raise InputError(
+            "a carriage return (CR) outside a quoted value and not before a line feed: RFC "
+            "4180 allows one only inside quotes or in a CRLF line end, and whether it ends a "
+            "record or is part of a value cannot be told",
+            where=f"{where}:{line}",
+            fix="quote that value or remove the CR (a file whose lines end with CR alone, "
+            "as old Mac programs wrote, converts with tr '\\r' '\\n')",
+        )
     if check is not None and check.finish(fmt):
         _normalize(prepared, comp if prepared.read_path == where else None, scratch, check.mixed)
     if check is not None and check.csv is not None and check.csv.close():
@@ -484,14 +494,21 @@ class _CsvLines:
         self.offset = 0  # bytes seen
         self.record_start = 0  # the offset and physical line of the last record's first byte
         self.record_line = 1
+        self.lone_cr: int | None = None  # the first line with a lone CR outside quotes
+        self.cr_pending: int | None = None  # such a CR ended the last chunk: on this line
 
     def feed(self, data: bytes) -> None:
         if not data:
             return
+        if self.cr_pending is not None:  # the CR that ended the last chunk: a line end?
+            if data[:1] != b"\n" and self.lone_cr is None:
+                self.lone_cr = self.cr_pending
+            self.cr_pending = None
         quoted = self.quote is not None and (self.in_quote or self.quote in data)
         if (
             not quoted
             and not self.continued
+            and (self.lone_cr is not None or data.count(b"\r") == data.count(b"\r\n"))
             and b"\n\n" not in data
             and b"\n\r\n" not in data
             and not (self.length == 0 or (self.length == 1 and self.last == 13))
@@ -518,12 +535,24 @@ class _CsvLines:
 
         arr = np.frombuffer(data, dtype=np.uint8)
         nl = np.flatnonzero(arr == 10)
-        inside = np.zeros(len(nl), dtype=bool)  # each line break lies inside a quoted value
+        crs = np.flatnonzero(arr == 13) if self.lone_cr is None else nl[:0]
+        if len(crs):  # CRs not before an LF (at the chunk's end: decided by the next byte)
+            crs = crs[(arr[np.minimum(crs + 1, len(arr) - 1)] != 10) | (crs == len(arr) - 1)]
+        at = np.concatenate((nl, crs))
+        inside_at = np.zeros(len(at), dtype=bool)  # each position lies inside a quoted value
         if quoted:
             q = np.flatnonzero(arr == self.quote)
             if self.escape is not None and len(q):
                 q = q[~self._escaped(arr, q)]
-            inside = self._inside(arr, q, nl)
+            inside_at = self._inside(arr, q, at)
+        inside = inside_at[: len(nl)]
+        lone = crs[~inside_at[len(nl) :]]
+        if len(lone):
+            lines = self.line + np.searchsorted(nl, lone)
+            if lone[0] < len(arr) - 1:
+                self.lone_cr = int(lines[0])
+            else:
+                self.cr_pending = int(lines[0])
         if not len(nl):
             return 0
         starts = np.flatnonzero(~inside)  # line breaks after which a record starts
@@ -545,8 +574,9 @@ class _CsvLines:
         self.continued = bool(inside[-1])
         return len(nl)
 
-    def _inside(self, arr: Any, q: Any, nl: Any) -> Any:
-        """Whether each line break at `nl` lies inside a quoted value, as an RFC 4180 reader
+    def _inside(self, arr: Any, q: Any, at: Any) -> Any:
+        """Whether each position `at` (line breaks, CRs) lies inside a quoted value, as an
+        RFC 4180 reader
         (DuckDB's) splits the data, given the quotes at `q` (escaped ones left out); the
         state carried to the next chunk moves on. A quote opens a value only at a field's
         start (after the delimiter or a line break, or at the input's start): elsewhere
@@ -559,7 +589,7 @@ class _CsvLines:
 
         carried = self.in_quote
         if not len(q):
-            return np.full(len(nl), carried)
+            return np.full(len(at), carried)
         first = np.concatenate(([True], np.diff(q) != 1))  # each quote that starts a run
         starts = q[first]
         ends = np.concatenate((q[np.flatnonzero(first)[1:] - 1], q[-1:]))
@@ -579,7 +609,7 @@ class _CsvLines:
         before_last = bool(state[-2]) if len(state) > 1 else carried
         self.run_toggles = bool(at_start[-1]) or before_last
         self.in_quote = bool(state[-1])
-        runs = np.searchsorted(ends, nl)  # the runs that end before each line break
+        runs = np.searchsorted(ends, at)  # the runs that end before each position
         return np.where(runs > 0, state[np.maximum(runs - 1, 0)], carried)
 
     def _escaped(self, arr: Any, q: Any) -> Any:

@@ -474,7 +474,7 @@ class _SqlFailures:
 
 def _mapping_error(m: Mapping, p: Prepared, e: Exception) -> InputError:
     return InputError(
-        f"the mapping cannot be applied ({first_line(e)})",
+        f"the mapping cannot be applied ({first_line(e).replace(p.read_path, p.path)})",
         where=f"{m.origin} on {p.path}",
         fix="check the sql expressions and paths in [fields]/[extra] against the source",
     )
