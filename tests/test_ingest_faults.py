@@ -385,3 +385,106 @@ def test_a_cr_inside_a_quoted_csv_value_is_data(tmp_path):
         ("a\rb", 2),
         ("acct-b", 3),
     ]
+
+
+# --- item 7: a log re-exported at the same path -----------------------------------------
+
+
+def _ingested_v1(runner, tmp_path: Path) -> tuple[Path, Path]:
+    """re-export/ with gw.csv = v1.csv ingested into case.duckdb: (folder, database)."""
+    folder = _copy(tmp_path, "re-export")
+    shutil.copyfile(folder / "v1.csv", folder / "gw.csv")
+    db = tmp_path / "case.duckdb"
+    result = runner.invoke(
+        app, ["ingest", str(folder / "gw.csv"), "--db", str(db), "--profile", "canonical"]
+    )
+    assert result.exit_code == 0, result.output
+    return folder, db
+
+
+def test_ingest_force_replaces_what_was_loaded_from_a_log_re_exported_at_its_path(runner, tmp_path):
+    """re-export/ (README): v1 = a 700, b 700, c 100; v2, exported again under the same name,
+    = a 700, b 100 (corrected), d 700. `ingest --force` of v2 replaces v1's load: a, b (100)
+    and d, one input (v2's sha256), nothing quarantined; 2 exposed (a, d). Before, v2 loaded
+    beside v1: c stayed, b (100) was quarantined as a conflicting duplicate of b (700), and
+    3 were exposed (a, b, d)."""
+    import hashlib
+
+    folder, db = _ingested_v1(runner, tmp_path)
+    shutil.copyfile(folder / "v2.csv", folder / "gw.csv")
+    forced = runner.invoke(
+        app,
+        ["ingest", str(folder / "gw.csv"), "--db", str(db), "--profile", "canonical", "--force"],
+    )
+    assert forced.exit_code == 0, forced.output
+    assert rows(db, "SELECT request_id, prompt_tokens FROM requests ORDER BY 1") == [
+        ("a", 700),
+        ("b", 100),
+        ("d", 700),
+    ]
+    assert rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    v2 = hashlib.sha256((folder / "v2.csv").read_bytes()).hexdigest()
+    assert rows(db, "SELECT path, sha256, rows_read FROM inputs") == [
+        (str(folder / "gw.csv"), v2, 3)
+    ]
+    out = tmp_path / "out"
+    analyzed = runner.invoke(
+        app, ["analyze", str(folder / "case.toml"), "--db", str(db), "--out", str(out)]
+    )
+    assert analyzed.exit_code == 0, analyzed.output
+    assert _summary(out)["exposure_count"] == 2
+
+
+def test_plain_ingest_of_a_log_re_exported_at_an_ingested_path_is_refused_naming_force(
+    runner, tmp_path
+):
+    """v2 at v1's path without --force: loading it beside v1 would count both (3 exposed).
+    Refused in one line naming the file and --force; the database is as it was (a, b, c)."""
+    folder, db = _ingested_v1(runner, tmp_path)
+    shutil.copyfile(folder / "v2.csv", folder / "gw.csv")
+    result = runner.invoke(
+        app, ["ingest", str(folder / "gw.csv"), "--db", str(db), "--profile", "canonical"]
+    )
+    assert result.exit_code == 2
+    (line,) = messages(result.stderr)
+    assert line.startswith(
+        f"error: {folder / 'gw.csv'}: the case database holds other content loaded from this path"
+    )
+    assert "give --force to replace what was loaded from it" in line
+    assert rows(db, "SELECT request_id FROM requests ORDER BY 1") == [("a",), ("b",), ("c",)]
+
+
+@pytest.mark.parametrize("command", ["analyze", "notify", "report"])
+def test_a_command_on_a_source_changed_since_ingest_is_refused_naming_it_and_force(
+    runner, tmp_path, command
+):
+    """v1 ingested and analyzed (2 exposed: a, b), then gw.csv re-exported as v2 without a
+    new ingest: the database's figures are v1's, named as if of the file. analyze, notify
+    and report refuse (exit 2) naming the file and `forensics ingest ... --force`."""
+    folder, db = _ingested_v1(runner, tmp_path)
+    out = tmp_path / "out"
+    case = str(folder / "case.toml")
+    first = runner.invoke(app, ["analyze", case, "--db", str(db), "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    assert _summary(out)["exposure_count"] == 2
+    shutil.copyfile(folder / "v2.csv", folder / "gw.csv")
+    result = runner.invoke(app, [command, case, "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 2
+    (line,) = messages(result.stderr)
+    gw = folder / "gw.csv"
+    assert line.startswith(f"error: {folder / 'case.toml'}: [[source]] file {gw} changed since")
+    assert f"re-ingest it with its mapping and --force (forensics ingest {gw} --db {db}" in line
+
+
+def test_open_case_on_a_database_whose_source_changed_since_ingest_is_refused(runner, tmp_path):
+    """As analyze: the notebook's open_case on the existing database refuses the changed
+    gw.csv (an InputError, exit code 2), naming the file."""
+    from forensics import open_case
+    from forensics.errors import InputError
+
+    folder, db = _ingested_v1(runner, tmp_path)
+    shutil.copyfile(folder / "v2.csv", folder / "gw.csv")
+    with pytest.raises(InputError) as e:
+        open_case(folder / "case.toml", db)
+    assert e.value.exit_code == 2
+    assert f"[[source]] file {folder / 'gw.csv'} changed since it was ingested" in str(e.value)

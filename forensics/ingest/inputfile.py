@@ -63,7 +63,7 @@ class Prepared:
     fmt: str
     note: str | None = None
     table: str | None = None  # the staged temp table of its records
-    replaces: str | None = None  # force: the path its earlier load is recorded under
+    replaces: tuple[str, ...] | None = None  # force: the paths whose earlier load it replaces
     side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
     gaps: str | None = None  # CSV: file of the lines that start no record (_CsvLines)
     row_groups: int | None = None  # Parquet staged alone: its row groups (the footer's)
