@@ -54,9 +54,9 @@ WITH typed AS (
 SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens,
     coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
-    source_row, extra, raw, __err, __dup, __dups, __sqlerr, v_prompt_tokens,
-    v_completion_tokens,
+    source_row, extra, raw, __err, __dup, __sqlerr, v_prompt_tokens, v_completion_tokens,
     v_ts, n_ts, v_ts_end, n_ts_end, v_status, n_status,
+    __dups,
     CASE
         WHEN __err IS NOT NULL THEN 'record'
         WHEN __dup IS NOT NULL THEN 'duplicate key'
