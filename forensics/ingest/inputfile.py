@@ -20,7 +20,7 @@ import json
 import os
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -313,7 +313,7 @@ def _check_stream(
     return total, bool(state["truncated"]), state.get("padding", 0)
 
 
-def _decompress(path: Path, comp: str, state: dict[str, int]) -> Iterator[bytes]:
+def _decompress(path: Path, comp: str, state: dict[str, int]) -> Generator[bytes, None, None]:
     """The decompressed bytes of `path` in chunks; then state["truncated"] says whether the
     stream broke off inside a member/frame, state["padding"] how many zero bytes followed
     the last member (as GNU gzip, they are ignored: tape and block devices pad files).
@@ -749,7 +749,7 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path, mixed: bool = False
     p.side = str(side_path)
 
 
-def _plain_chunks(path: Path) -> Iterator[bytes]:
+def _plain_chunks(path: Path) -> Generator[bytes, None, None]:
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
             yield chunk
