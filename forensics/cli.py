@@ -572,8 +572,9 @@ def ingest(
         bool,
         typer.Option(
             "--force",
-            help="Re-ingest inputs already loaded (e.g. with a changed mapping): their "
-            "records and quarantine rows are replaced.",
+            help="Re-ingest inputs already loaded (e.g. with a changed mapping), or a log "
+            "re-exported at a path already loaded: what was loaded from it (records, "
+            "quarantine rows) is replaced.",
         ),
     ] = False,
     allow_empty: AllowEmptyOpt = False,

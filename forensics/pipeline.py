@@ -26,11 +26,12 @@ from .analysis import (
     integrity,
     owners,
     scope,
+    truncation,
     uncertainty,
 )
 from .analysis import capacity as capacity_timeline
 from .analysis.summary import build_summary, write_summary
-from .case import Case, load_case
+from .case import Case, Source, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
 from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
 from .ingest import engine_logs
@@ -168,6 +169,9 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
     summary["exposure_range"] = exposure_range.to_summary()
     summary["assumptions"] = assumed.entries
     summary["coverage"] = cov.to_summary()
+    cut = truncation.cut_inputs(eng, case)  # no count from a cut input is exact
+    summary["cut_inputs"] = [c.path for c in cut]
+    warnings.extend(truncation.warnings(cut))
     return warnings
 
 
@@ -334,12 +338,24 @@ def report(
 
 
 def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
-    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]`: figures on
-    part of the logs, named as if on all of them. A file counts as there when `inputs` holds
-    its path or, for a moved copy, its sha256."""
+    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]` (figures on
+    part of the logs, named as if on all of them), or whose content loaded from a source
+    file's path is not the file on disk now (a log re-exported under its name since: figures
+    of the old export, named as if of this one). A file counts as there when `inputs` holds
+    its path or, for a moved copy, its sha256. Each file is hashed at most once."""
     held = scope.input_paths(eng)
-    missing = scope.missing_source(case, held, _source_files, ingest.hash_file)
+    hashes: dict[Path, str] = {}
+
+    def sha256_of(f: Path) -> str:
+        if f not in hashes:
+            hashes[f] = ingest.hash_file(f)
+        return hashes[f]
+
+    missing = scope.missing_source(case, held, _source_files, sha256_of)
     if missing is None:
+        changed = scope.changed_source(case, held, _source_files, sha256_of)
+        if changed is not None:
+            raise _changed_source(case, db, *changed)
         return
     names = sorted({p for p, _ in held})
     shown = ", ".join(names[: scope.MAX_LISTED]) + (
@@ -351,6 +367,28 @@ def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
         where=str(case.path),
         fix=f"ingest it into {db} ({command('ingest')} with its mapping), use {command('run')}, "
         "or remove the [[source]] from the case file",
+    )
+
+
+def _changed_source(
+    case: Case, db: str | Path, source: Source, file: str, now: str, loaded: list[str]
+) -> InputError:
+    engine_log = source.profile == "sglang" or (
+        source.mapping is not None
+        and ingest.resolve_mapping(source.mapping, None).format == "sglang"
+    )
+    fix = (
+        f"ingest the case's logs into a new {option('db')} ({command('run')} does)"
+        if engine_log
+        else f"re-ingest it with its mapping and {option('force')} ({command('ingest')} {file} "
+        f"{option('db')} {db} ... {option('force')}), which replaces what was loaded from it"
+    )
+    return InputError(
+        f"[[source]] file {file} changed since it was ingested (sha256 now {now[:16]}, "
+        f"loaded from its path: {', '.join(s[:16] for s in loaded)}): the database's figures "
+        "would be of other content than the file",
+        where=str(case.path),
+        fix=fix,
     )
 
 

@@ -4,7 +4,8 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 - `require_scope`: an analysis whose scope (the requests of the case's models inside the
   window: `bands`) is empty is refused, naming the models the logs do hold, with their counts
   and time spans, unless the zero is deliberate (`allow_empty`).
-- `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold.
+- `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
+  `changed_source`: one whose file on disk is not the content loaded from its path.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
 """
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..case import Case
+from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
 from ..errors import ForensicsError, option
 from ..formats import iso_z, relative_path
@@ -99,6 +100,31 @@ def missing_source(
         for f in files:
             if _resolved(str(f)) not in resolved and sha256_of(f) not in shas:
                 return str(f)
+    return None
+
+
+def changed_source(
+    case: Case,
+    inputs: list[tuple[str, str]],
+    files_of: Callable[[str], list[Path]],
+    sha256_of: Callable[[Path], str],
+) -> tuple[Source, str, str, list[str]] | None:
+    """The first file of a case `[[source]]` whose path is among `inputs` ((path, sha256)
+    pairs) but whose content on disk is not what was loaded from that path (a log
+    re-exported under its name since): (its source, the file, its sha256 now, the sha256s
+    loaded from its path); None when every such file is as ingested. Files at no input's
+    path are `missing_source`'s (a moved copy, or not ingested)."""
+    loaded: dict[str, set[str]] = {}
+    for path, sha in inputs:
+        loaded.setdefault(_resolved(path), set()).add(sha)
+    for source in case.sources:
+        for f in files_of(source.path):
+            shas = loaded.get(_resolved(str(f)))
+            if shas is None:
+                continue
+            now = sha256_of(f)
+            if shas != {now}:
+                return source, str(f), now, sorted(shas)
     return None
 
 

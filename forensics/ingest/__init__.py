@@ -146,9 +146,11 @@ def ingest_into(
     warning. Each input's top three quarantine reasons are in its `InputStats.reasons`.
 
     An input already loaded (same sha256) is skipped, unless this mapping differs from the
-    one it was loaded with: that is refused (InputError naming the file). With `force`, such
-    inputs are re-ingested: their requests, quarantine rows and `inputs` row are deleted and
-    the file is loaded again, in the same transaction. (`_prehash`: `ingest`'s hashes of the
+    one it was loaded with: that is refused (InputError naming the file), as is a file at a
+    path the database holds other content from (a log re-exported under its name). With
+    `force`, such inputs are re-ingested: what was loaded from their path (whatever its
+    sha256) and from their content (requests, quarantine rows, `inputs` rows) is deleted and
+    the file is loaded, in the same transaction. (`_prehash`: `ingest`'s hashes of the
     inputs, begun before it opened the database.)
     """
     m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)

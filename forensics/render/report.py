@@ -458,6 +458,15 @@ EXACT = (
 )
 
 
+def cut_sentence(paths: list[str]) -> str:
+    """The sentence for inputs cut short (summary.json `cut_inputs`)."""
+    what = "1 input was" if len(paths) == 1 else f"{len(paths):,} inputs were"
+    return (
+        f"{what} cut short (a truncated gzip or zstd stream: {', '.join(paths)}): requests "
+        "logged after the break are in no figure, so the maximum may be higher."
+    )
+
+
 def contribution_sentence(contribution: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
     """The sentence that explains one contribution to the exposure range."""
     settings = summary.get("uncertainty") or {}
@@ -497,6 +506,10 @@ def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
             for c in rng.get("contributions") or []
         ]
         view["exact"] = not rng.get("contributions")
+    cut = summary.get("cut_inputs") or []
+    if cut:  # records after the break are unknown: never exact
+        view["exact"] = False
+        view["sentences"].append(("max", cut_sentence([str(c) for c in cut])))
     entries = summary.get("assumptions")
     if isinstance(entries, list):
         view["assumptions"] = Table(
