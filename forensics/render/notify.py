@@ -381,8 +381,12 @@ def _load_jurisdictions(engine: SQLEngine, case: Case) -> str | None:
             where=where,
             fix="name the accounts file's column that holds each account's jurisdiction",
         )
+    # " eu" and "eu" are one jurisdiction: surrounding whitespace is no part of a value (an
+    # empty value after it is unknown)
+    trimmed = pl.col(column).cast(pl.String).str.strip_chars()
     values = accounts.select(
-        pl.col("account_id").cast(pl.String), pl.col(column).cast(pl.String).alias("jurisdiction")
+        pl.col("account_id").cast(pl.String),
+        pl.when(trimmed == "").then(None).otherwise(trimmed).alias("jurisdiction"),
     )
     if values.filter(pl.col("jurisdiction") == UNKNOWN_JURISDICTION).height:
         raise InputError(
