@@ -189,9 +189,10 @@ def analyze_case(
         exposure.compute_bands(eng, case, exclusions)
     scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
     checked = exposure.check_exclusions(eng, case) if exclusions else []
-    summary, warnings = summarize(eng, case, exclusions, progress)
+    summary, _ = summarize(eng, case, exclusions, progress)
+    summary["warnings"][:0] = [render_terms(w) for w in checked]  # in summary.json too
     integrity.record(eng, case, exclusions, summary)
-    return summary, checked + warnings
+    return summary, list(summary["warnings"])
 
 
 def analyze_engine(
