@@ -458,27 +458,6 @@ def _clear_notices(folder: Path) -> None:
                 path.unlink()
 
 
-def remove_outputs(out_dir: Path) -> list[str]:
-    """Remove from `out_dir` what `write_lists` writes (its names only: other files stay),
-    e.g. when a new analysis makes them stale; the paths removed, relative to `out_dir`."""
-    folder = out_dir / "notify"
-    removed = []
-    files = [RECIPIENTS, DATA_OWNERS, EXCLUDED, JURISDICTIONS, NOTICE_INDEX]
-    for name in [*(f.name for f in files), "regulator_summary.md", "README.md"]:
-        if (folder / name).is_file():
-            (folder / name).unlink()
-            removed.append(f"notify/{name}")
-    for sub in KINDS.values():
-        notes = folder / NOTICES / sub
-        if notes.is_dir() and any(notices.NOTICE_NAME.search(p.name) for p in notes.iterdir()):
-            _clear_notices(notes)
-            removed.append(f"notify/{NOTICES}/{sub}/")
-    for emptied in (*(folder / NOTICES / sub for sub in KINDS.values()), folder / NOTICES, folder):
-        if removed and emptied.is_dir() and not any(emptied.iterdir()):
-            emptied.rmdir()
-    return removed
-
-
 def _remove(path: Path) -> None:
     """Remove a file an earlier run wrote that this one does not (it would be stale)."""
     if path.is_file():
