@@ -106,7 +106,10 @@ def recover(out: Path) -> None:
         if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
             continue
         if entry in journals:
-            _undo(out, entry)
+            try:
+                _undo(out, entry)
+            except OSError:
+                continue  # kept: the next command tries again (and its publish fails loudly)
         remove(entry)
 
 
@@ -125,30 +128,36 @@ def move_in(
     manifest) at the end. First a journal in `out` names every path this may delete or
     create; then `remove_paths` (relative to `out`) and whatever the staged entries replace
     are deleted, then the entries moved in: `out` never shows an old file beside a new one.
-    A publish killed midway is undone by the next `recover`: the journal's paths deleted, and
-    `restore` (relative path -> bytes, or None to delete) written, e.g. the manifest of the
-    files that stay. `work` is removed."""
+    A publish killed midway is undone by the next `recover` (one that fails, at once): the
+    journal's paths deleted, and `restore` (relative path -> bytes, or None to delete)
+    written, e.g. the manifest of the files that stay. `work` is removed."""
     units = set(units)
     staged = _staged(work, units)
     placed = [*staged, *(f"{u}/" for u in sorted(units) if (work / u).is_dir())]
     paths = sorted({*remove_paths, *(p.rstrip("/") for p in placed)})
     journal = _write_journal(out, {"paths": paths, "restore": _text(restore or {})})
-    _fault("journal")
-    for rel in paths:
-        if rel != last and _delete(out, rel):
-            _fault("remove")
-    _prune(out, paths)
-    for rel in [*(u for u in sorted(units) if (work / u).is_dir()), *staged]:
-        if rel == last:
-            continue
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        _move(work / rel, out / rel)
-        _fault("move")
-    if last is not None and (work / last).exists():
-        _move(work / last, out / last)
-    elif last is not None:
-        _delete(out, last)
-    _fault("last")
+    try:
+        _fault("journal")
+        for rel in paths:
+            if rel != last and _delete(out, rel):
+                _fault("remove")
+        _prune(out, paths)
+        for rel in [*(u for u in sorted(units) if (work / u).is_dir()), *staged]:
+            if rel == last:
+                continue
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            _move(work / rel, out / rel)
+            _fault("move")
+        if last is not None and (work / last).exists():
+            _move(work / last, out / last)
+        elif last is not None:
+            _delete(out, last)
+        _fault("last")
+    except BaseException:  # a failed move (disk full, ...) is undone at once, as a kill is later
+        with contextlib.suppress(OSError):
+            _undo(out, journal)
+            remove(journal)
+        raise
     remove(journal)
     remove(work)
 
@@ -181,12 +190,13 @@ def _text(restore: dict[str, bytes | None]) -> dict[str, str | None]:
 
 
 def _undo(out: Path, journal: Path) -> None:
-    """Delete the paths a killed publish's journal names; write back what it restores."""
+    """Delete the paths a killed publish's journal names; write back what it restores.
+    Raises OSError when it cannot (the journal is then kept)."""
     try:
         body = json.loads(journal.read_text(encoding="utf-8"))
         paths = [p for p in body["paths"] if isinstance(p, str)]
         restore = dict(body.get("restore") or {})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return  # not a journal this code wrote: left to `remove`
     for rel in paths:
         _delete(out, rel)
@@ -198,9 +208,8 @@ def _undo(out: Path, journal: Path) -> None:
             _delete(out, rel)
         else:
             tmp = out / f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}.tmp"
-            with contextlib.suppress(OSError):
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, out / rel)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, out / rel)
 
 
 def _safe(rel: str) -> bool:
