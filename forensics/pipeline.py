@@ -32,7 +32,15 @@ from .analysis import capacity as capacity_timeline
 from .analysis.summary import build_summary, write_summary
 from .case import Case, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
-from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
+from .errors import (
+    AnalysisError,
+    ForensicsError,
+    InputError,
+    command,
+    open_file,
+    option,
+    render_terms,
+)
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
@@ -347,7 +355,8 @@ def analyze(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv in `out`. Refused when a
+    """`forensics analyze`: summary.json and exposed_requests.csv published into `out` (the
+    files of an earlier analysis there removed, with a warning: `publish`). Refused when a
     case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
     the case's models is inside the window."""
     case = load_case(case_path)
@@ -355,14 +364,11 @@ def analyze(
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
         require_sources(eng, case, db)
-        work = _work_folder(out)
-        try:
+        with _staging(out) as work:
             result = analyze_engine(eng, case, work, exclusions, allow_empty, progress)
             result.paths, removed = publish(
                 eng, case, work, out, {"analyze": result.paths}, db=Path(db)
             )
-        finally:
-            scratch.remove(work)
     result.warnings.extend(removed)
     result.out = out
     return result
@@ -386,15 +392,12 @@ def notify(
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         require_sources(eng, case, db)
         integrity.check(eng, case, db, summary=summary, out=out)
-        work = _work_folder(out)
-        try:
+        with _staging(out) as work:
             with step(progress, "notify: notification lists"):
                 result = notify_lists.write_lists(eng, case, work, summary)
             result.paths, removed = publish(
                 eng, case, work, out, {"notify": result.paths}, db=Path(db)
             )
-        finally:
-            scratch.remove(work)
     result.warnings.extend(removed)
     if summary is None:
         result.warnings.append(
@@ -421,12 +424,9 @@ def report(
         require_sources(eng, case, db)
         summary = _summary_of(out, case.path, db)
         integrity.check(eng, case, db, summary=summary, out=out)
-        work = _work_folder(out)
-        try:
+        with _staging(out) as work:
             paths = report_page.render_report(eng, case, summary, work, progress=progress)
             published, _ = publish(eng, case, work, out, {"report": paths}, db=Path(db))
-        finally:
-            scratch.remove(work)
         return published
 
 
@@ -501,8 +501,7 @@ def run(
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
     out = out_folder(out)
-    work = _work_folder(out)
-    try:
+    with _staging(out) as work:
         db = work / CASE_DB
         with contextlib.ExitStack() as engines_open:
             eng = engines_open.enter_context(
@@ -533,8 +532,6 @@ def run(
             # the databases close (their last writes land) before their files move
             # run writes every step: what it removed of an earlier analysis needs no re-run
             result.paths, _ = publish(analysis, case, work, out, written, close=engines_open.close)
-    finally:
-        scratch.remove(work)
     result.out = out
     return result
 
@@ -555,6 +552,23 @@ def out_folder(out: str | Path) -> Path:
     if path.is_dir():
         scratch.recover(path)
     return path
+
+
+@contextlib.contextmanager
+def _staging(out: Path) -> Iterator[Path]:
+    """A staging folder beside `out` for a command's files (`publish` moves them in), removed
+    at the end; an OSError on a file in it names the file's path in `out`, the one the user
+    knows."""
+    work = _work_folder(out)
+    try:
+        yield work
+    except OSError as e:
+        name = e.filename if isinstance(e.filename, str) else open_file(e)
+        if name is not None and Path(name).is_relative_to(work):
+            e.filename = str(out / Path(name).relative_to(work))
+        raise
+    finally:
+        scratch.remove(work)
 
 
 def _work_folder(out: Path) -> Path:
