@@ -22,6 +22,7 @@ from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
 from ..errors import ForensicsError, option
 from ..formats import iso_z, relative_path
+from ..schema import shown_id
 
 MAX_LISTED = 5  # models, inputs or nodes named in one message
 
@@ -170,7 +171,7 @@ def unmatched(engine: SQLEngine, case: Case) -> list[str]:
             by_reason.setdefault(str(row["detail"]), []).append(str(row["id"]))
     for reason, accounts in sorted(by_reason.items()):
         listed = sorted(accounts)
-        shown = ", ".join(listed[:MAX_LISTED]) + (
+        shown = ", ".join(shown_id(a) for a in listed[:MAX_LISTED]) + (
             f" and {len(listed) - MAX_LISTED} more" if len(listed) > MAX_LISTED else ""
         )
         warnings.append(
