@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CaseError, command, decode_utf8, option
-from .schema import ROLES, clean_id
+from .schema import ROLES, clean_id, spelled
 
 POLICIES = ("pool-walkback", "time-window")
 
@@ -32,6 +32,7 @@ class Source:
     profile: str | None = None
     node: str | None = None
     role: str | None = None
+    timezone: str | None = None  # the clock of an engine log that prints no zone (vLLM)
 
 
 def sql_glob(pattern: str) -> str:
@@ -229,7 +230,14 @@ _TOP = {
 }
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "window": {"start": (str, datetime), "end": (str, datetime)},
-    "source": {"path": str, "mapping": str, "profile": str, "node": str, "role": str},
+    "source": {
+        "path": str,
+        "mapping": str,
+        "profile": str,
+        "node": str,
+        "role": str,
+        "timezone": str,
+    },
     "capacity": {
         "role": str,
         "nodes": str,
@@ -488,6 +496,7 @@ class _Parser:
                     profile=t.get("profile"),
                     node=t.get("node"),
                     role=t.get("role"),
+                    timezone=t.get("timezone"),
                 )
             )
         return out
@@ -616,7 +625,7 @@ class _Parser:
             for a, place in accounts:
                 if a in seen and seen[a][0] != t["reason"]:
                     raise self.fail(
-                        f"account {a!r} is already excluded as {seen[a][0]!r} by "
+                        f"account {spelled(a)} is already excluded as {seen[a][0]!r} by "
                         f"exclude[{seen[a][1] + 1}]",
                         "exclude",
                         i,
@@ -773,12 +782,20 @@ def exclusion_lines(text: str, file: Path) -> tuple[list[tuple[str, str]], list[
     with its place (`file:line`). One id a line, as `clean_id` says; a line whose first
     character (after spaces) is `#` is a comment; blank lines are skipped. Comments go on
     their own line: an id followed by whitespace and `#` is refused (CaseError naming the
-    line), never read as one id holding the comment."""
+    line), never read as one id holding the comment; so is a CR inside a line (a file whose
+    lines end with CR alone would read as one id, or one comment)."""
     ids: list[tuple[str, str]] = []
     comments: list[tuple[str, str]] = []
     for n, raw in enumerate(text.split("\n"), start=1):
         line = clean_id(raw.removesuffix("\r"))
         place = f"{file}:{n}"
+        if "\r" in line:  # checked first: a CR-only file is one line, maybe one comment
+            raise CaseError(
+                "a carriage return (CR) inside the line: the file's lines end with CR alone "
+                "(an old Mac export), so its ids would run together as one",
+                where=place,
+                fix="save it with LF or CRLF line ends, one account id a line",
+            )
         if not line:
             continue
         if line.startswith("#"):
@@ -787,7 +804,7 @@ def exclusion_lines(text: str, file: Path) -> tuple[list[tuple[str, str]], list[
             continue
         if _TRAILING_COMMENT.search(line):
             raise CaseError(
-                f"a comment after the account id {line.split()[0]!r}",
+                f"a comment after the account id {spelled(line.split()[0])}",
                 where=place,
                 fix="put comments on their own line (starting with #): an id holds no comment",
             )

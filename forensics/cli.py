@@ -171,6 +171,35 @@ class Profile(StrEnum):
     canonical = "canonical"
     openai = "openai"
     sglang = "sglang"
+    vllm = "vllm"
+    trtllm = "trtllm"
+
+
+YearOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--year",
+        metavar="YYYY",
+        min=1970,
+        max=9999,
+        help="Year of the first line of a vLLM log (vLLM prints none).",
+    ),
+]
+TimezoneOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone of an engine log's clock when it prints none (default UTC).",
+    ),
+]
+
+
+class DemoCase(StrEnum):
+    """--case: the bundled cases of `forensics.pipeline.DEMO_CASES`."""
+
+    glm53 = "glm53"
+    vllm_pd = "vllm-pd"
 
 
 class Role(StrEnum):
@@ -522,9 +551,13 @@ def ingest(
     ] = None,
     node: Annotated[
         str | None,
-        typer.Option("--node", metavar="NODE", help="Engine node id (sglang; default: file name)."),
+        typer.Option(
+            "--node", metavar="NODE", help="Engine node id (engine logs; default: file name)."
+        ),
     ] = None,
-    role: Annotated[Role | None, typer.Option("--role", help="Engine role (sglang).")] = None,
+    role: Annotated[Role | None, typer.Option("--role", help="Engine role (engine logs).")] = None,
+    year: YearOpt = None,
+    timezone: TimezoneOpt = None,
     to_parquet: Annotated[
         Path | None,
         typer.Option(
@@ -539,8 +572,9 @@ def ingest(
         bool,
         typer.Option(
             "--force",
-            help="Re-ingest inputs already loaded (e.g. with a changed mapping): their "
-            "records and quarantine rows are replaced.",
+            help="Re-ingest inputs already loaded (e.g. with a changed mapping), or a log "
+            "re-exported at a path already loaded: what was loaded from it (records, "
+            "quarantine rows) is replaced.",
         ),
     ] = False,
     allow_empty: AllowEmptyOpt = False,
@@ -555,9 +589,13 @@ def ingest(
         forensics ingest 'exports/*.parquet' --db case.duckdb --profile canonical
 
         forensics ingest gateway.jsonl.gz --db case.duckdb --mapping fixed.mapping.toml --force
+
+        forensics ingest vllm-logs/ --db case.duckdb --profile vllm --year 2026
     """
     from . import ingest as ingest_mod
+    from .ingest.engine_logs import check_timezone
 
+    clock = ingest_mod.Clock(year=year, timezone=check_timezone(timezone))
     report = ingest_mod.ingest(
         logs,
         db,
@@ -571,6 +609,7 @@ def ingest(
         progress=_progress(quiet),
         force=force,
         allow_empty=allow_empty,
+        clock=clock,
     )
     _print_ingest(report)
     reasons = _reasons_text(report.inputs)
@@ -717,18 +756,28 @@ def demo(
     out_dir: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="Folder for the outputs.")
     ] = Path("forensics-demo"),
+    case: Annotated[
+        DemoCase,
+        typer.Option(
+            "--case",
+            help="Bundled case: glm53 (SGLang) or vllm-pd (vLLM prefill/decode, NixlConnector).",
+        ),
+    ] = DemoCase.glm53,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the bundled GLM-5.3 case end to end and print the headline figures.
+    """Run a bundled case end to end (by default the GLM-5.3 case) and print the headline
+    figures.
 
     Example:
 
         forensics demo --out /tmp/glm53
+
+        forensics demo --case vllm-pd --out /tmp/vllm-pd
     """
     from . import pipeline
 
-    result = pipeline.demo(out_dir, progress=_progress(quiet))
+    result = pipeline.demo(out_dir, progress=_progress(quiet), case=case.value)
     _print_result(result, as_json, warnings=False, reasons=True)
 
 
@@ -760,7 +809,10 @@ def sample(
 
 @app.command(cls=_Command, epilog=_exits())
 def capacity(
-    logs: Annotated[list[str], typer.Argument(help="SGLang server logs (files, globs, folders).")],
+    logs: Annotated[
+        list[str],
+        typer.Argument(help="SGLang, vLLM or TensorRT-LLM server logs (files, globs, folders)."),
+    ],
     db: DbOpt,
     context_window: Annotated[
         int | None,
@@ -776,14 +828,19 @@ def capacity(
         str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
+    year: YearOpt = None,
+    timezone: TimezoneOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Derive the KV pool capacity timeline per node, with each server start's admission
-    limit (reject_from: the smallest prompt the engine refuses), from SGLang server logs.
+    limit (reject_from: the smallest prompt the engine refuses), from server logs; the engine
+    that wrote each file (SGLang, vLLM, TensorRT-LLM) is told by its line heads.
 
     Example:
 
         forensics capacity logs/prefill-*.log --db case.duckdb --context-window 1048576
+
+        forensics capacity vllm/*.log --db case.duckdb --year 2026
     """
     from . import pipeline
 
@@ -794,6 +851,8 @@ def capacity(
         out=out_file,
         node=node,
         role=_value(role),
+        year=year,
+        timezone=timezone,
         progress=_progress(quiet),
     )
     out.print(_capacity_text(result), markup=False)  # plain text: [[capacity]] is not markup

@@ -151,7 +151,7 @@ def system_error(exc: BaseException | None, *, faults_only: bool = False) -> For
 def _system_error(e: BaseException, faults_only: bool) -> ForensicsError | None:
     if isinstance(e, OSError):
         paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
-        where = " -> ".join(paths) or _open_file(e)
+        where = " -> ".join(paths) or open_file(e)
         what = e.strerror or str(e)
         if e.errno in _PATHS:
             return InputError(what, where=where, fix=_PATHS[e.errno])
@@ -174,7 +174,7 @@ def _system_error(e: BaseException, faults_only: bool) -> ForensicsError | None:
     return None
 
 
-def _open_file(e: BaseException) -> str | None:
+def open_file(e: BaseException) -> str | None:
     """The file a failed write or read was using, for an OSError that names none (a full
     disk fails `f.write`, not `open`): the innermost open file among the frames' locals."""
     frames = []

@@ -50,8 +50,11 @@ def relative_path(path: str | os.PathLike[str], folder: str | os.PathLike[str]) 
 _OPERATORS = "=+\\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u207a\u207c\u208a\u208c\ufb29"
 FORMULA_START = f"^[{_OPERATORS}\\t\\r\\x00]"
 # A cell holding `;` or a tab before one of them is a formula in a spreadsheet that splits on
-# that separator (e.g. the `;`-joined request_ids), unless the cell is quoted.
+# that separator (e.g. the `;`-joined request_ids): quoting does not help there, as a `;`
+# inside a quoted cell of a later column starts a field of its own. Each such part gets a
+# leading ' too (`r1;'=r2`), and the cell is quoted whole.
 FORMULA_AFTER_SEPARATOR = f"[;\\t][{_OPERATORS}\\t\\r\\x00]"
+_PART_START = re.compile(f"(?<=[;\\t])(?=[{_OPERATORS}\\t\\r\\x00])")
 # Bidirectional controls (U+061C, U+200E/200F, U+202A-202E, U+2066-2069) reorder what a viewer
 # shows: `acct-\u202efdp.exe` displays as `acct-exe.pdf`. Written as the escape `\u202e`.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -63,19 +66,25 @@ _BIDI_CHARS = [
 NEEDS_QUOTES = r'[,"\n\r]'
 
 
-def csv_text(column: str, *, bidi: bool = True) -> pl.Expr:
+def neutralize_parts(text: str) -> str:
+    """`text` with a ' before every `;`/tab-separated part (after the first) that starts a
+    formula: `r1;=r2` -> `r1;'=r2`, `a;\t=b` -> `a;'\t'=b`."""
+    return _PART_START.sub("'", text)
+
+
+def csv_text(column: str, *, bidi: bool = True, parts: bool = True) -> pl.Expr:
     """The CSV field of a text column as written: bidi controls as escapes (`bidi`: the
-    column may hold one), formula cells prefixed with ', then quoted where needed (RFC 4180),
-    and also where a `;`/tab-separated part starts a formula."""
+    column may hold one), formula cells prefixed with ', each `;`/tab-separated part that
+    starts a formula prefixed with ' (`parts`: the column may hold one), then quoted where
+    needed (RFC 4180), and also where a `;`/tab-separated part starts a formula."""
     cell = pl.col(column)
     for char in _BIDI_CHARS if bidi else ():  # shown as escapes, before the formula check
         cell = cell.str.replace_all(char, _escape_char(char), literal=True)
+    separated = cell.str.contains(FORMULA_AFTER_SEPARATOR)
     cell = pl.when(cell.str.contains(FORMULA_START)).then(pl.lit("'") + cell).otherwise(cell)
-    quote = (
-        cell.str.contains(NEEDS_QUOTES)
-        | cell.str.contains(FORMULA_AFTER_SEPARATOR)
-        | (cell.str.len_bytes() == 0)
-    )
+    if parts:  # rare (the column holds a part starting a formula): one pass in Python
+        cell = cell.map_elements(neutralize_parts, return_dtype=pl.String, skip_nulls=True)
+    quote = cell.str.contains(NEEDS_QUOTES) | separated | (cell.str.len_bytes() == 0)
     quoted = pl.lit('"') + cell.str.replace_all('"', '""', literal=True) + pl.lit('"')
     return pl.when(quote).then(quoted).otherwise(cell).alias(column)
 
@@ -92,10 +101,21 @@ def write_csv(frame: pl.DataFrame, path: Path) -> Path:
     header = pl.DataFrame({"name": frame.columns}, schema={"name": pl.String})
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     body = frame.with_columns(
-        csv_text(name, bidi=bool(frame[name].str.contains(_BIDI.pattern).any())) for name in text
+        csv_text(
+            name,
+            bidi=bool(frame[name].str.contains(_BIDI.pattern).any()),
+            parts=bool(frame[name].str.contains(FORMULA_AFTER_SEPARATOR).any()),
+        )
+        for name in text
     )
     with path.open("wb") as f:
-        names = header.select(csv_text("name", bidi=any(_BIDI.search(c) for c in frame.columns)))
+        names = header.select(
+            csv_text(
+                "name",
+                bidi=any(_BIDI.search(c) for c in frame.columns),
+                parts=any(re.search(FORMULA_AFTER_SEPARATOR, c) for c in frame.columns),
+            )
+        )
         f.write((",".join(names["name"]) + "\n").encode())
         body.write_csv(
             f, include_header=False, line_terminator="\n", null_value="", quote_style="never"

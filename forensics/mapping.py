@@ -26,9 +26,11 @@ from .errors import InputError, decode_utf8, option
 from .formats import digest
 from .schema import MAPPABLE, REQUEST_FIELDS
 
-FORMATS = ("jsonl", "csv", "parquet", "sglang")
+FORMATS = ("jsonl", "csv", "parquet", "sglang", "vllm", "trtllm")
+# the formats of engine logs (no [fields]: each is read by its own reader)
+ENGINE_FORMATS = ("sglang", "vllm", "trtllm")
 UNITS = ("iso8601", "s", "ms", "us")
-PROFILES = ("canonical", "openai", "sglang")
+PROFILES = ("canonical", "openai", "sglang", "vllm", "trtllm")
 _TOP_KEYS = {"format", "fields", "timestamp", "extra", "csv"}
 _TS_KEYS = {"unit", "timezone", "origin"}
 _CSV_KEYS = {"delimiter", "quote", "escape", "header", "skip"}
@@ -127,7 +129,8 @@ class Mapping:
 
 
 def profile(name: str) -> Mapping:
-    """A built-in mapping by name: `canonical`, `openai` or `sglang`."""
+    """A built-in mapping by name: `canonical`, `openai`, or an engine's logs (`sglang`,
+    `vllm`, `trtllm`)."""
     if name == "canonical":
         fields = {
             f.name: FieldSource("path", f.name, optional=not f.required or f.name == "request_id")
@@ -145,8 +148,8 @@ def profile(name: str) -> Mapping:
             "status": FieldSource("path", "status", optional=True),
         }
         return Mapping(origin="profile openai", fields=fields, unit="s")
-    if name == "sglang":
-        return Mapping(origin="profile sglang", format="sglang")
+    if name in ENGINE_FORMATS:
+        return Mapping(origin=f"profile {name}", format=name)
     raise InputError(
         f"unknown profile {name!r}",
         where=option("profile"),
@@ -187,7 +190,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
     fields_tbl = data.get("fields", {})
     if not isinstance(fields_tbl, dict):
         raise err("must be a table", None, "fields", "write it as a [fields] section")
-    if fmt != "sglang" and not fields_tbl:
+    if fmt not in ENGINE_FORMATS and not fields_tbl:
         raise err("no fields mapped", None, "fields", "add a [fields] section")
     fields: dict[str, FieldSource] = {}
     for key, spec in fields_tbl.items():
@@ -230,7 +233,7 @@ def load_mapping(path: str | Path, check_sql: bool = True) -> Mapping:
             "use an IANA zone name such as UTC or America/New_York",
         ) from None
     dialect = _csv_dialect(data.get("csv"), fmt, err)
-    if fmt != "sglang":
+    if fmt not in ENGINE_FORMATS:
         for req in ("ts", "account_id", "model", "prompt_tokens"):
             if req not in fields:
                 raise err(

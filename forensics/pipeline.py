@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,23 @@ from .analysis import (
     integrity,
     owners,
     scope,
+    truncation,
     uncertainty,
 )
 from .analysis import capacity as capacity_timeline
 from .analysis.summary import build_summary, write_summary
-from .case import Case, load_case
+from .case import Case, Source, load_case
 from .engines import DuckDBEngine, EngineOptions, SQLEngine
-from .errors import AnalysisError, ForensicsError, InputError, command, option, render_terms
+from .errors import (
+    AnalysisError,
+    ForensicsError,
+    InputError,
+    command,
+    open_file,
+    option,
+    render_terms,
+)
+from .ingest import engine_logs
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
@@ -41,6 +51,11 @@ from .render.notify import NotifyResult
 from .schema import InputStats
 
 DEMO_CASE = Path("sample_logs") / "glm53" / "incident.toml"
+# the bundled cases `forensics demo --case NAME` runs (the first is the default)
+DEMO_CASES = {
+    "glm53": DEMO_CASE,
+    "vllm-pd": Path("sample_logs") / "vllm-pd" / "incident.toml",
+}
 CASE_DB = "case.duckdb"
 PARQUET_STORE = "requests"  # run on an exported store: the Parquet case store under out/
 RUN_SCRATCH = ".forensics-run-"  # run's work folder beside out: .OUT.forensics-run-PID-XXXX
@@ -96,6 +111,8 @@ def ingest_sources(
             profile=source.profile,
             node=source.node,
             role=source.role,
+            # engine logs without a year (vLLM) take it from the case window
+            clock=ingest.Clock(anchor=case.window_start, timezone=source.timezone or "UTC"),
             temp_dir=temp_dir,
             progress=progress,
             allow_empty=allow_empty,
@@ -160,6 +177,9 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
     summary["exposure_range"] = exposure_range.to_summary()
     summary["assumptions"] = assumed.entries
     summary["coverage"] = cov.to_summary()
+    cut = truncation.cut_inputs(eng, case)  # no count from a cut input is exact
+    summary["cut_inputs"] = [c.path for c in cut]
+    warnings.extend(truncation.warnings(cut))
     return warnings
 
 
@@ -189,9 +209,10 @@ def analyze_case(
         exposure.compute_bands(eng, case, exclusions)
     scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
     checked = exposure.check_exclusions(eng, case) if exclusions else []
-    summary, warnings = summarize(eng, case, exclusions, progress)
+    summary, _ = summarize(eng, case, exclusions, progress)
+    summary["warnings"][:0] = [render_terms(w) for w in checked]  # in summary.json too
     integrity.record(eng, case, exclusions, summary)
-    return summary, checked + warnings
+    return summary, list(summary["warnings"])
 
 
 def analyze_engine(
@@ -202,49 +223,133 @@ def analyze_engine(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`analyze_case`, then summary.json and exposed_requests.csv in `out`. The lists and
-    the report an earlier analysis left in `out` are removed when this one's summary differs
-    from the summary.json there (with a warning): `out` never holds figures of two analyses."""
+    """`analyze_case`, then summary.json and exposed_requests.csv written into folder `out`
+    (the commands write into a staging folder and publish it: `publish`)."""
     summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
-    before = _read_bytes(out / "summary.json")
     with step(progress, "analyze: write summary.json, exposed_requests.csv"):
         paths = [
             write_summary(summary, out / "summary.json"),
             exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
         ]
-    if before != _read_bytes(out / "summary.json"):
-        removed = _remove_stale(out)
-        if removed:
-            warnings.append(
-                f"removed {', '.join(removed)} from {out}: they showed an earlier analysis; "
-                f"run {command('notify')} and {command('report')} again"
-            )
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
 
 
-# What report writes from an analysis (never other files a user keeps in --out)
-REPORT_OUTPUTS = ("report.html", "timeline.png", "timeline.svg")
+def publish(
+    eng: SQLEngine,
+    case: Case,
+    work: Path,
+    out: Path,
+    written: dict[str, list[Path]],
+    *,
+    db: Path | None = None,
+    close: Callable[[], None] | None = None,
+) -> tuple[list[Path], list[str]]:
+    """Move what the steps wrote into the staging folder `work` (`written`: step -> its
+    files, or folders standing for the files under them) into `out` as one analysis, with
+    manifest.json: the files of `out`'s manifest that belong to another analysis, or to a
+    step written now, are deleted first (journaled: a killed publish is undone by the next),
+    those of this analysis' other steps stay and are hashed again. Files the manifest does not
+    list are not the toolkit's and stay, in every folder; so does a case database or store
+    (`db`, when inside `out`, is listed: it holds this analysis). Returns (the paths in `out`
+    of what was published, manifest.json last; a warning naming files of an earlier analysis
+    removed and not written again): the paths are those of `written`, in its order, as in
+    `out`. `close` (e.g. closing the database staged in `work`) is
+    called once the manifest is built, before anything moves."""
+    staged = {
+        f.relative_to(work).as_posix(): name
+        for name, paths in written.items()
+        for p in paths
+        for f in integrity.files_under(p)
+    }
+    units = {p.relative_to(work).as_posix(): "ingest" for p in _stores(work)}
+    for unit in units:
+        staged = {k: v for k, v in staged.items() if not k.startswith(f"{unit}/")}
+    steps = set(staged.values()) | set(units.values())
+    with scratch.publishing(out):
+        previous_id, previous = integrity.listed_outputs(out)
+        same = previous_id == integrity.analysis_id(eng)
+        kept = {
+            rel: by
+            for rel, by in previous.items()
+            if same and by not in steps and rel not in staged and (out / rel).is_file()
+        }
+        held = _inside(db, out) if db is not None else None
+        if held is not None and held not in staged and (out / held).exists():
+            held += "/" if (out / held).is_dir() else ""
+            kept[held] = "ingest"
+        removed = {
+            rel: by for rel, by in previous.items() if rel not in kept and not _is_store(rel)
+        }
+        outputs = [
+            *(integrity.Output(rel, work / rel, by) for rel, by in staged.items()),
+            *(integrity.Output(f"{rel}/", work / rel, by) for rel, by in units.items()),
+            *(integrity.Output(rel, out / rel, by) for rel, by in kept.items()),
+        ]
+        (work / MANIFEST).write_bytes(integrity.manifest(eng, case, outputs))
+        fallback = integrity.manifest(
+            eng, case, [o for o in outputs if o.source.is_relative_to(out)]
+        )
+        companions = [f"{rel}.wal" for rel in staged if rel.endswith(".duckdb")]
+        if close is not None:
+            close()
+        try:
+            scratch.move_in(
+                work,
+                out,
+                remove_paths=[*removed, *companions],
+                units=units,
+                last=MANIFEST,
+                restore={MANIFEST: fallback if kept else None},
+            )
+        except OSError as e:
+            raise _out_error("cannot move the outputs into place", out, e) from None
+    paths = [out / p.relative_to(work) for ps in written.values() for p in ps]
+    paths.append(out / MANIFEST)
+    gone = {rel: by for rel, by in removed.items() if by not in steps and rel not in staged}
+    return paths, _removed_warning(out, gone)
 
 
-def _read_bytes(path: Path) -> bytes | None:
+MANIFEST = integrity.MANIFEST
+
+
+def _stores(work: Path) -> list[Path]:
+    """The Parquet case store folders `run` exported into `work` (published whole)."""
+    return [
+        work / name for name in (PARQUET_STORE, f"{PARQUET_STORE}_tables") if (work / name).is_dir()
+    ]
+
+
+def _is_store(rel: str) -> bool:
+    """A case database, its log or a Parquet case store: never deleted by a publish that does
+    not replace it (no process deletes a database it did not just make)."""
+    return rel.endswith(("/", ".duckdb", ".duckdb.wal"))
+
+
+def _inside(path: Path, folder: Path) -> str | None:
+    """`path` relative to `folder` (POSIX), None when it lies outside."""
     try:
-        return path.read_bytes()
-    except OSError:
+        return Path(path).resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
         return None
 
 
-def _remove_stale(out: Path) -> list[str]:
-    """Remove the notify lists and the report present in `out`; the names removed."""
-    try:
-        removed = notify_lists.remove_outputs(out)
-        for name in REPORT_OUTPUTS:
-            if (out / name).is_file():
-                (out / name).unlink()
-                removed.append(name)
-    except OSError as e:
-        raise _out_error("cannot remove the outputs of an earlier analysis", out, e) from None
-    return removed
+def _removed_warning(out: Path, gone: dict[str, str]) -> list[str]:
+    """The warning naming the files of an earlier analysis a publish deleted (a folder as
+    `notify/ (N files)`), and the commands that write them again."""
+    if not gone:
+        return []
+    groups: dict[str, int] = {}
+    for rel in sorted(gone):
+        top = rel.split("/", 1)[0] + ("/" if "/" in rel else "")
+        groups[top] = groups.get(top, 0) + 1
+    shown = ", ".join(f"{g} ({n} files)" if g.endswith("/") else g for g, n in groups.items())
+    again = [command(s) for s in ("analyze", "notify", "report") if s in gone.values()]
+    return [
+        f"removed {shown} from {out}: they showed an earlier analysis; run "
+        + (" and ".join(again) if again else "the commands that wrote them")
+        + " again"
+    ]
 
 
 # --- the commands ----------------------------------------------------------------------------
@@ -262,7 +367,8 @@ def analyze(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv in `out`. Refused when a
+    """`forensics analyze`: summary.json and exposed_requests.csv published into `out` (the
+    files of an earlier analysis there removed, with a warning: `publish`). Refused when a
     case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
     the case's models is inside the window."""
     case = load_case(case_path)
@@ -270,9 +376,14 @@ def analyze(
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
         require_sources(eng, case, db)
-        result = analyze_engine(eng, case, out, exclusions, allow_empty, progress)
-        result.paths.append(integrity.write_manifest(eng, case, out, result.paths))
-        return result
+        with _staging(out) as work:
+            result = analyze_engine(eng, case, work, exclusions, allow_empty, progress)
+            result.paths, removed = publish(
+                eng, case, work, out, {"analyze": result.paths}, db=Path(db)
+            )
+    result.warnings.extend(removed)
+    result.out = out
+    return result
 
 
 def notify(
@@ -293,9 +404,13 @@ def notify(
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
         require_sources(eng, case, db)
         integrity.check(eng, case, db, summary=summary, out=out)
-        with step(progress, "notify: notification lists"):
-            result = notify_lists.write_lists(eng, case, out, summary)
-        result.paths.append(integrity.write_manifest(eng, case, out, result.paths))
+        with _staging(out) as work:
+            with step(progress, "notify: notification lists"):
+                result = notify_lists.write_lists(eng, case, work, summary)
+            result.paths, removed = publish(
+                eng, case, work, out, {"notify": result.paths}, db=Path(db)
+            )
+    result.warnings.extend(removed)
     if summary is None:
         result.warnings.append(
             f"no summary.json in {out}: notify/regulator_summary.md not written (run "
@@ -321,17 +436,31 @@ def report(
         require_sources(eng, case, db)
         summary = _summary_of(out, case.path, db)
         integrity.check(eng, case, db, summary=summary, out=out)
-        paths = report_page.render_report(eng, case, summary, out, progress=progress)
-        return [*paths, integrity.write_manifest(eng, case, out, paths)]
+        with _staging(out) as work:
+            paths = report_page.render_report(eng, case, summary, work, progress=progress)
+            published, _ = publish(eng, case, work, out, {"report": paths}, db=Path(db))
+        return published
 
 
 def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
-    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]`: figures on
-    part of the logs, named as if on all of them. A file counts as there when `inputs` holds
-    its path or, for a moved copy, its sha256."""
+    """Refuse (exit 2) a case database that lacks a file of a case `[[source]]` (figures on
+    part of the logs, named as if on all of them), or whose content loaded from a source
+    file's path is not the file on disk now (a log re-exported under its name since: figures
+    of the old export, named as if of this one). A file counts as there when `inputs` holds
+    its path or, for a moved copy, its sha256. Each file is hashed at most once."""
     held = scope.input_paths(eng)
-    missing = scope.missing_source(case, held, _source_files, ingest.hash_file)
+    hashes: dict[Path, str] = {}
+
+    def sha256_of(f: Path) -> str:
+        if f not in hashes:
+            hashes[f] = ingest.hash_file(f)
+        return hashes[f]
+
+    missing = scope.missing_source(case, held, _source_files, sha256_of)
     if missing is None:
+        changed = scope.changed_source(case, held, _source_files, sha256_of)
+        if changed is not None:
+            raise _changed_source(case, db, *changed)
         return
     names = sorted({p for p, _ in held})
     shown = ", ".join(names[: scope.MAX_LISTED]) + (
@@ -343,6 +472,28 @@ def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
         where=str(case.path),
         fix=f"ingest it into {db} ({command('ingest')} with its mapping), use {command('run')}, "
         "or remove the [[source]] from the case file",
+    )
+
+
+def _changed_source(
+    case: Case, db: str | Path, source: Source, file: str, now: str, loaded: list[str]
+) -> InputError:
+    engine_log = source.profile == "sglang" or (
+        source.mapping is not None
+        and ingest.resolve_mapping(source.mapping, None).format == "sglang"
+    )
+    fix = (
+        f"ingest the case's logs into a new {option('db')} ({command('run')} does)"
+        if engine_log
+        else f"re-ingest it with its mapping and {option('force')} ({command('ingest')} {file} "
+        f"{option('db')} {db} ... {option('force')}), which replaces what was loaded from it"
+    )
+    return InputError(
+        f"[[source]] file {file} changed since it was ingested (sha256 now {now[:16]}, "
+        f"loaded from its path: {', '.join(s[:16] for s in loaded)}): the database's figures "
+        "would be of other content than the file",
+        where=str(case.path),
+        fix=fix,
     )
 
 
@@ -396,44 +547,45 @@ def run(
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
     out = out_folder(out)
-    work = _work_folder(out)
-    try:
+    with _staging(out) as work:
         db = work / CASE_DB
-        with DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir) as eng:
+        with contextlib.ExitStack() as engines_open:
+            eng = engines_open.enter_context(
+                DuckDBEngine(db, memory_limit=memory_limit, temp_dir=temp_dir)
+            )
             loaded = ingest_sources(
                 eng, case, temp_dir=temp_dir, progress=progress, allow_empty=allow_empty
             )
             options = EngineOptions(spark_master=spark_master)
-            with _analysis_engine(eng, chosen, work, options, progress) as analysis:
-                result = analyze_engine(analysis, case, work, exclusions, allow_empty, progress)
-                result.warnings[:0] = loaded.warnings
-                result.inputs = loaded.inputs
-                with step(progress, "notify: notification lists"):
-                    lists = notify_lists.write_lists(analysis, case, work, result.summary)
-                result.paths.extend(lists.paths)
-                result.warnings.extend(lists.warnings)
-                result.paths.extend(
-                    report_page.render_report(
-                        analysis, case, result.summary, work, progress=progress
-                    )
-                )
-                manifest = integrity.write_manifest(analysis, case, work, [db, *result.paths])
-        result.paths.insert(0, db)
-        result.paths.append(manifest)
-        try:
-            scratch.publish(work, out, companions={CASE_DB: (f"{CASE_DB}.wal",)})
-        except OSError as e:
-            raise _out_error("cannot move the outputs into place", out, e) from None
-    finally:
-        scratch.remove(work)
+            analysis = engines_open.enter_context(
+                _analysis_engine(eng, chosen, work, options, progress)
+            )
+            result = analyze_engine(analysis, case, work, exclusions, allow_empty, progress)
+            result.warnings[:0] = loaded.warnings
+            result.inputs = loaded.inputs
+            with step(progress, "notify: notification lists"):
+                lists = notify_lists.write_lists(analysis, case, work, result.summary)
+            result.warnings.extend(lists.warnings)
+            pictures = report_page.render_report(
+                analysis, case, result.summary, work, progress=progress
+            )
+            written = {
+                "ingest": [db],
+                "analyze": result.paths,
+                "notify": lists.paths,
+                "report": pictures,
+            }
+            # the databases close (their last writes land) before their files move
+            # run writes every step: what it removed of an earlier analysis needs no re-run
+            result.paths, _ = publish(analysis, case, work, out, written, close=engines_open.close)
     result.out = out
-    result.paths = [out / p.relative_to(work) for p in result.paths]
     return result
 
 
 def out_folder(out: str | Path) -> Path:
     """`out` as the output folder, refused (naming what is wrong) when it, or a folder on its
-    path, is a file; it is made when missing."""
+    path, is a file (it is made when a command publishes into it); what a killed publish left
+    in it is undone first, before a command reads it (`scratch.recover`)."""
     path = Path(out)
     for part in (path, *path.parents):
         if part.exists() and not part.is_dir():
@@ -443,7 +595,26 @@ def out_folder(out: str | Path) -> Path:
                 where=str(path),
                 fix=f"give {option('out')} a folder (it is made when missing), not a file",
             )
+    if path.is_dir():
+        scratch.recover(path)
     return path
+
+
+@contextlib.contextmanager
+def _staging(out: Path) -> Iterator[Path]:
+    """A staging folder beside `out` for a command's files (`publish` moves them in), removed
+    at the end; an OSError on a file in it names the file's path in `out`, the one the user
+    knows."""
+    work = _work_folder(out)
+    try:
+        yield work
+    except OSError as e:
+        name = e.filename if isinstance(e.filename, str) else open_file(e)
+        if name is not None and Path(name).is_relative_to(work):
+            e.filename = str(out / Path(name).relative_to(work))
+        raise
+    finally:
+        scratch.remove(work)
 
 
 def _work_folder(out: Path) -> Path:
@@ -479,7 +650,7 @@ def _analysis_engine(
         yield ingested
         return
     store = out / PARQUET_STORE
-    for stale in (store, out / f"{PARQUET_STORE}_tables"):
+    for stale in _stores(out):
         if stale.exists():
             shutil.rmtree(stale)
     with step(progress, "export the requests as Parquet"):
@@ -488,21 +659,30 @@ def _analysis_engine(
         yield analysis
 
 
-def demo(out: str | Path = "forensics-demo", progress: Progress = SILENT) -> AnalysisResult:
-    """`forensics demo`: `run` on the bundled GLM-5.3 case."""
-    return run(demo_case(), out, progress=progress)
+def demo(
+    out: str | Path = "forensics-demo", progress: Progress = SILENT, case: str = "glm53"
+) -> AnalysisResult:
+    """`forensics demo`: `run` on a bundled case (`glm53`, the GLM-5.3 SGLang case, or
+    `vllm-pd`, a vLLM prefill/decode deployment with NixlConnector)."""
+    return run(demo_case(case), out, progress=progress)
 
 
-def demo_case() -> Path:
-    """The bundled case file: beside the installed package, or in the repo's sample_logs/."""
+def demo_case(name: str = "glm53") -> Path:
+    """A bundled case file: beside the installed package, or in the repo's sample_logs/."""
+    if name not in DEMO_CASES:
+        raise InputError(
+            f"no bundled case {name!r}",
+            where=option("case"),
+            fix=f"use one of {', '.join(DEMO_CASES)}",
+        )
     here = Path(__file__).resolve().parent
     for base in (here, here.parent):
-        candidate = base / DEMO_CASE
+        candidate = base / DEMO_CASES[name]
         if candidate.is_file():
             return candidate
     raise InputError(
         "the bundled demo case is missing",
-        where=str(here.parent / DEMO_CASE),
+        where=str(here.parent / DEMO_CASES[name]),
         fix=f"reinstall kv-forensics, or run {command('run')} CASE.toml {option('out')} DIR on "
         "your own case",
     )
@@ -515,16 +695,27 @@ def capacity(
     out: str | Path | None = None,
     node: str | None = None,
     role: str | None = None,
+    year: int | None = None,
+    timezone: str | None = None,
     progress: Progress = SILENT,
 ) -> CapacityResult:
-    """`forensics capacity`: ingest SGLang logs into `db`; the capacity timeline, pre-flight
-    findings, and the `[[capacity]]` entries written to `out` (when given)."""
+    """`forensics capacity`: ingest engine logs into `db` (the engine told per file: SGLang,
+    vLLM or TensorRT-LLM); the capacity timeline, pre-flight findings, and the
+    `[[capacity]]` entries written to `out` (when given). `year`/`timezone`: the clock of
+    logs that print no year or zone (vLLM)."""
     files = ingest.resolve_inputs(logs, "sglang")
     where = ", ".join(str(f) for f in files)
+    by_engine: dict[str, list[Path]] = {}
+    for f in files:
+        by_engine.setdefault(engine_logs.detect_engine(Path(f)), []).append(Path(f))
+    clock = ingest.Clock(year=year, timezone=engine_logs.check_timezone(timezone))
     with DuckDBEngine(db) as eng:
-        loaded = ingest.ingest_into(
-            eng, files, profile="sglang", node=node, role=role, progress=progress
-        )
+        loaded = ingest.IngestReport()
+        for name, group in sorted(by_engine.items()):
+            one = ingest.ingest_into(
+                eng, group, profile=name, node=node, role=role, clock=clock, progress=progress
+            )
+            loaded.inputs.extend(one.inputs)
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
@@ -537,7 +728,8 @@ def capacity(
         )
     if not entries:
         raise InputError(
-            "no capacity line (KV Cache is allocated / max_total_num_tokens) in the logs",
+            "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
+            "# GPU blocks, KV cache primary pool) in the logs",
             where=where,
             fix="give the server logs from startup on",
         )

@@ -3,7 +3,9 @@ bookkeeping tables (`inputs`, `quarantine`), the per-input accounting, server ro
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -54,25 +56,52 @@ def clean_id(text: str) -> str:
     return text.strip(" ")
 
 
+# Letters of other scripts that Unicode's confusables data (UTS #39) gives as one Latin letter:
+# `\u0430cct` (Cyrillic a) reads as `acct`. Cyrillic and Greek, capitals and small letters.
+_LOOKALIKES = str.maketrans(
+    # Cyrillic small a e o p c y x s i j h d q w v i; capitals A B E K M H O P C T Y X S I J Y I V
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0455\u0456\u0458\u04bb\u0501\u051b\u051d\u0475\u04cf"
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405\u0406\u0408\u04ae"
+    "\u04c0\u0474"
+    # Greek small a o p v i u c j; capitals A B E Z H I K M N O P T Y X
+    "\u03b1\u03bf\u03c1\u03bd\u03b9\u03c5\u03f2\u03f3"
+    "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
+    "aeopcyxsijhdqwviABEKMHOPCTYXSIJYIVaopviucjABEZHIKMNOPTYX",
+)
+# Quotation marks a spreadsheet or a chat client puts around a pasted id
+_QUOTES = "\"'`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a"
 # What makes two ids look alike though the rule keeps them apart, in the order tried
 _NEAR = (
-    ("surrounding whitespace or invisible characters", lambda t: _strip_invisible(t)),
+    (
+        "surrounding whitespace, quotes or invisible characters",
+        lambda t: _strip_invisible(t),
+    ),
+    (
+        "whitespace or invisible characters inside",
+        lambda t: "".join(c for c in t if not _invisible(c)),
+    ),
     ("Unicode normalization (NFC)", lambda t: unicodedata.normalize("NFC", t)),
     (
         "compatibility forms (NFKC: full-width letters, ligatures)",
         lambda t: unicodedata.normalize("NFKC", t),
     ),
+    (
+        "look-alike letters of another script (Cyrillic, Greek)",
+        lambda t: t.translate(_LOOKALIKES),
+    ),
     ("letter case", lambda t: t.casefold()),
 )
+# Where a text that names no id may hold several: `a,b`, `a;b`, `a<TAB>b`, `a b`, a CR inside
+_JOINED = re.compile(r"[,;\s]+")
 
 
 def _strip_invisible(text: str) -> str:
-    """`text` without leading/trailing whitespace, controls and format characters (U+FEFF,
-    zero-width spaces)."""
+    """`text` without leading/trailing whitespace, quotation marks, controls and format
+    characters (U+FEFF, zero-width spaces)."""
     start, end = 0, len(text)
-    while start < end and _invisible(text[start]):
+    while start < end and (_invisible(text[start]) or text[start] in _QUOTES):
         start += 1
-    while end > start and _invisible(text[end - 1]):
+    while end > start and (_invisible(text[end - 1]) or text[end - 1] in _QUOTES):
         end -= 1
     return text[start:end]
 
@@ -90,10 +119,17 @@ def _near_forms(text: str) -> list[str]:
     return forms
 
 
-def near_spellings(text: str, ids: list[str]) -> list[tuple[str, str]]:
-    """The ids of `ids` (other than `text`) that equal `text` once whitespace and invisible
-    characters at the ends, Unicode normalization (NFC, then NFKC) and letter case are set
-    aside, each with what sets them apart (the steps that made them equal)."""
+def near_key(text: str) -> str:
+    """What `text` is once every difference `near_spellings` sets aside is set aside: two ids
+    with the same key look alike."""
+    return _near_forms(text)[-1]
+
+
+def near_spellings(text: str, ids: Iterable[str]) -> list[tuple[str, str]]:
+    """The ids of `ids` (other than `text`) that equal `text` once whitespace, quotes and
+    invisible characters at the ends, whitespace and invisible characters inside, Unicode
+    normalization (NFC, then NFKC), look-alike letters of other scripts and letter case are
+    set aside, each with what sets them apart (the steps that made them equal)."""
     mine = _near_forms(text)
     found = []
     for other in ids:
@@ -112,10 +148,39 @@ def near_spellings(text: str, ids: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+def joined_ids(text: str, ids: Iterable[str]) -> list[str]:
+    """When `text` reads as several ids joined by `,`, `;` or whitespace (`a,b`, `a<TAB>b`, a
+    CR inside): the ids of `ids` that its parts name, exactly or as `near_spellings` allow;
+    otherwise none."""
+    parts = [p for p in (_strip_invisible(p) for p in _JOINED.split(text)) if p]
+    if len(parts) < 2:
+        return []
+    wanted = {near_key(p) for p in parts}
+    return sorted({i for i in ids if i in parts or near_key(i) in wanted})
+
+
 def spelled(text: str) -> str:
     """An id quoted so that two spellings that look alike read differently: printable ASCII
-    as it is, every other character as its code point (`\\u00e9`)."""
-    return "'" + "".join(c if " " <= c <= "~" else f"\\u{ord(c):04x}" for c in text) + "'"
+    as it is (a backslash doubled), every other character as its code point (`\\u00e9`,
+    `\\U0001f600`)."""
+    return "'" + "".join(_code_point(c) for c in text) + "'"
+
+
+def shown_id(text: str) -> str:
+    """An id in a message: as it is when it is printable ASCII without a space, comma or
+    quote (nothing to mistake), else `spelled`."""
+    if text and all("!" <= c <= "~" and c not in ",'\"" for c in text):
+        return text
+    return spelled(text)
+
+
+def _code_point(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    if " " <= char <= "~":
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 REQUIRED = tuple(f.name for f in REQUEST_FIELDS if f.required)

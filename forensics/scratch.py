@@ -2,19 +2,23 @@
 
 `make_dir` / `make_name` put the pid in the name (`PREFIX<pid>-<random>`); `sweep` removes
 the entries of a prefix whose process is gone (a `kill -9` leaves them behind); `remove`
-deletes quietly: cleaning up never fails the work it follows. `publish` moves a finished
-folder's entries into their final folder, replacing same-named entries, under a lock on
-that folder so two writers never interleave their files.
+deletes quietly: cleaning up never fails the work it follows. `move_in` (under
+`publishing`, a lock on the folder) moves a finished folder's files into their final folder
+as one unit: journaled, old files deleted before new ones arrive, a killed publish undone by
+the next (`recover`), files it does not name left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import secrets
 import shutil
+import signal
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -68,25 +72,182 @@ def remove(path: Path) -> None:
             path.unlink()
 
 
-def publish(work: Path, out: Path, companions: dict[str, tuple[str, ...]] | None = None) -> None:
-    """Move every entry of folder `work` into `out` (created if missing), replacing entries
-    of the same name; `companions[name]` lists files of `out` to delete when `name` is
-    replaced (e.g. a database's `.wal`). `work` is removed. Entries of `out` that `work`
-    does not hold are left alone."""
+# A publish's journal and set-aside entries in the folder it writes: PUBLISH<pid>-<random>...
+PUBLISH = ".forensics-publish-"
+JOURNAL = ".json"
+# Fault injection for tests: the process kills itself (SIGKILL) at this point of a publish:
+# `journal` (written), `remove` (after the first removal), `move` (after the first file moved
+# in), `last` (after the last entry, the manifest, moved in; the journal not yet removed)
+KILL_AT = "FORENSICS_KILL_AT"
+
+
+@contextlib.contextmanager
+def publishing(out: Path) -> Iterator[None]:
+    """Hold the lock on folder `out` (made when missing) for one publish, after undoing
+    what a killed publish left there (`recover`): two writers never interleave their files."""
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
-        for entry in sorted(work.iterdir()):
-            dest = out / entry.name
-            for extra in (companions or {}).get(entry.name, ()):
-                remove(out / extra)
-            if dest.is_dir() and not dest.is_symlink():
-                aside = out / f".{entry.name}.replaced-{os.getpid()}-{secrets.token_hex(4)}"
-                dest.rename(aside)
-                _move(entry, dest)
-                remove(aside)
-            else:
-                _move(entry, dest)
+        recover(out)
+        yield
+
+
+def recover(out: Path) -> None:
+    """Undo what publishes killed midway left in `out` (their process is gone): every path
+    their journal lists is deleted and the file the journal keeps (the manifest of what stays)
+    written back, so `out` never holds files of two publishes; set-aside leftovers removed.
+    Nothing to do (the usual case) costs one listing of `out`."""
+    try:
+        entries = sorted(e for e in out.iterdir() if e.name.startswith(PUBLISH))
+    except OSError:
+        return
+    journals = [e for e in entries if e.name.endswith(JOURNAL)]
+    for entry in [*journals, *(e for e in entries if e not in journals)]:
+        pid = entry.name[len(PUBLISH) :].split("-", 1)[0]
+        if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
+            continue
+        if entry in journals:
+            try:
+                _undo(out, entry)
+            except OSError:
+                continue  # kept: the next command tries again (and its publish fails loudly)
+        remove(entry)
+
+
+def move_in(
+    work: Path,
+    out: Path,
+    *,
+    remove_paths: Iterable[str] = (),
+    units: Iterable[str] = (),
+    last: str | None = None,
+    restore: dict[str, bytes | None] | None = None,
+) -> None:
+    """Move the entries staged in folder `work` into `out` as one unit; the caller holds
+    `publishing(out)`. Files are moved one by one to the same relative path (other files of
+    `out` and of its folders stay), the folders named in `units` whole, `last` (e.g. the
+    manifest) at the end. First a journal in `out` names every path this may delete or
+    create; then `remove_paths` (relative to `out`) and whatever the staged entries replace
+    are deleted, then the entries moved in: `out` never shows an old file beside a new one.
+    A publish killed midway is undone by the next `recover` (one that fails, at once): the
+    journal's paths deleted, and `restore` (relative path -> bytes, or None to delete)
+    written, e.g. the manifest of the files that stay. `work` is removed."""
+    units = set(units)
+    staged = _staged(work, units)
+    placed = [*staged, *(f"{u}/" for u in sorted(units) if (work / u).is_dir())]
+    paths = sorted({*remove_paths, *(p.rstrip("/") for p in placed)})
+    journal = _write_journal(out, {"paths": paths, "restore": _text(restore or {})})
+    try:
+        _fault("journal")
+        for rel in paths:
+            if rel != last and _delete(out, rel):
+                _fault("remove")
+        _prune(out, paths)
+        for rel in [*(u for u in sorted(units) if (work / u).is_dir()), *staged]:
+            if rel == last:
+                continue
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            _move(work / rel, out / rel)
+            _fault("move")
+        if last is not None and (work / last).exists():
+            _move(work / last, out / last)
+        elif last is not None:
+            _delete(out, last)
+        _fault("last")
+    except BaseException:  # a failed move (disk full, ...) is undone at once, as a kill is later
+        with contextlib.suppress(OSError):
+            _undo(out, journal)
+            remove(journal)
+        raise
+    remove(journal)
     remove(work)
+
+
+def _staged(work: Path, units: set[str]) -> list[str]:
+    """The files under `work` (relative, POSIX), those of the `units` folders aside."""
+    return sorted(
+        p.relative_to(work).as_posix()
+        for p in work.rglob("*")
+        if not p.is_dir() and not _in_units(work, p, units)
+    )
+
+
+def _in_units(work: Path, path: Path, units: set[str]) -> bool:
+    return path.relative_to(work).parts[0] in units
+
+
+def _write_journal(out: Path, body: dict[str, object]) -> Path:
+    """The journal, written whole under a temporary name and renamed (never half there)."""
+    name = f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = out / f"{name}.tmp"
+    tmp.write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
+    journal = out / f"{name}{JOURNAL}"
+    os.replace(tmp, journal)
+    return journal
+
+
+def _text(restore: dict[str, bytes | None]) -> dict[str, str | None]:
+    return {k: None if v is None else v.decode("utf-8") for k, v in restore.items()}
+
+
+def _undo(out: Path, journal: Path) -> None:
+    """Delete the paths a killed publish's journal names; write back what it restores.
+    Raises OSError when it cannot (the journal is then kept)."""
+    try:
+        body = json.loads(journal.read_text(encoding="utf-8"))
+        paths = [p for p in body["paths"] if isinstance(p, str)]
+        restore = dict(body.get("restore") or {})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return  # not a journal this code wrote: left to `remove`
+    for rel in paths:
+        _delete(out, rel)
+    _prune(out, paths)
+    for rel, text in restore.items():
+        if not _safe(rel):
+            continue
+        if text is None:
+            _delete(out, rel)
+        else:
+            tmp = out / f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, out / rel)
+
+
+def _safe(rel: str) -> bool:
+    """A relative path inside the folder (a journal names nothing outside it)."""
+    path = Path(rel)
+    return bool(rel) and not path.is_absolute() and ".." not in path.parts
+
+
+def _delete(out: Path, rel: str) -> bool:
+    """Delete `out/rel` (a file, or a folder moved whole: set aside, then removed); whether
+    there was one."""
+    if not _safe(rel):
+        return False
+    path = out / rel
+    if path.is_dir() and not path.is_symlink():
+        aside = out / f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}.aside"
+        with contextlib.suppress(OSError):
+            path.rename(aside)
+            remove(aside)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    else:
+        return False
+    return True
+
+
+def _prune(out: Path, paths: Iterable[str]) -> None:
+    """Remove the folders of `paths` under `out` that are left empty (deepest first)."""
+    folders = {out / p for rel in paths if _safe(rel) for p in Path(rel).parents if p != Path(".")}
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
+
+
+def _fault(point: str) -> None:
+    """Kill this process at `point` when KILL_AT names it (tests of a killed publish)."""
+    if os.environ.get(KILL_AT) == point:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _move(entry: Path, dest: Path) -> None:

@@ -31,3 +31,13 @@ def messages(stderr: str) -> list[str]:
     """The messages on a command's stderr (errors, warnings): its non-blank lines less the
     progress lines it shows, one per step, when stderr is not a terminal."""
     return [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(PROGRESS_PREFIX)]
+
+
+@pytest.fixture(scope="session")
+def bundled_demo(tmp_path_factory) -> Path:
+    """`forensics demo` run once per session: its output folder (read it, never write)."""
+    from forensics import pipeline
+
+    out = tmp_path_factory.mktemp("bundled-demo") / "out"
+    pipeline.demo(out)
+    return out

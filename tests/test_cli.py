@@ -173,7 +173,11 @@ def test_commands_that_read_an_analysis_name_exit_3(runner: CliRunner, command: 
     [
         ("forensics an", "1", ["analyze"]),
         ("forensics run incident.toml --engine ", "4", ["duckdb", "spark"]),
-        ("forensics ingest x.jsonl --profile ", "4", ["canonical", "openai", "sglang"]),
+        (
+            "forensics ingest x.jsonl --profile ",
+            "4",
+            ["canonical", "openai", "sglang", "vllm", "trtllm"],
+        ),
     ],
 )
 def test_shell_completion_completes_commands_and_choices(

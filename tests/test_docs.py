@@ -180,7 +180,8 @@ def test_the_outputs_page_explains_why_exposures_can_exceed_requests_at_risk():
 
 def test_the_outputs_page_names_every_manifest_key():
     text = _page("outputs.md")
-    for key in ("files", "not_hashed", "inputs", "case", "analysis", "tool", "about"):
+    keys = ("analysis_id", "files", "not_hashed", "inputs", "case", "analysis", "tool", "about")
+    for key in (*keys, "written_by"):
         assert f"`{key}`" in text, f"outputs.md: manifest.json {key}"
 
 

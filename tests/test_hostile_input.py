@@ -138,6 +138,18 @@ def exclusion_db(tmp_path_factory):
     return db
 
 
+def _exclusion_copy(tmp_path: Path, accounts: str) -> Path:
+    """case-inline-space.toml with `accounts` for its exclusion, written to tmp_path and
+    naming the log the database holds (only a case's own inputs are in scope)."""
+    text = (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', accounts)
+    source = 'path = "gateway.jsonl"'
+    assert source in text
+    case = tmp_path / "case.toml"
+    text = text.replace(source, f"path = {json.dumps(str(EXCL / 'gateway.jsonl'))}")
+    case.write_text(text, encoding="utf-8")
+    return case
+
+
 def _excluded(db: Path, name: str) -> tuple[dict, list[str]]:
     case = load_case(EXCL / name)
     with DuckDBEngine(db) as eng:
@@ -201,21 +213,144 @@ def test_an_exclusion_id_matching_an_account_only_loosely_is_refused_naming_both
     )
 
 
+@pytest.mark.parametrize(
+    "name, where, written, logged, why",
+    [
+        (
+            "case-cyrillic.toml",
+            "excl-cyrillic.txt:1",
+            "'\\u0430cct-x'",  # U+0430 CYRILLIC SMALL LETTER A
+            "'acct-x'",
+            "look-alike letters of another script (Cyrillic, Greek)",
+        ),
+        (
+            "case-zwsp.toml",
+            "excl-zwsp.txt:1",
+            "'acct\\u200b-x'",  # U+200B ZERO WIDTH SPACE inside
+            "'acct-x'",
+            "whitespace or invisible characters inside",
+        ),
+        (
+            "case-quotes.toml",
+            "excl-quotes.txt:1",
+            "'\"acct-x\"'",
+            "'acct-x'",
+            "surrounding whitespace, quotes or invisible characters",
+        ),
+        (
+            "case-tab-inline.toml",
+            "case-tab-inline.toml:21 (exclude[1].accounts)",
+            "'acct-\\u0009x'",  # accounts = ["acct-\tx"]
+            "'acct-x'",
+            "whitespace or invisible characters inside",
+        ),
+    ],
+)
+def test_an_exclusion_id_with_a_homoglyph_or_invisible_or_quote_is_refused_escaped(
+    exclusion_db, name, where, written, logged, why
+):
+    # Each was read as an id of its own that names no account: exit 0 and acct-x (r3)
+    # counted as exposed (8 instead of 7). Refused, both spellings escaped so they differ
+    from forensics.errors import CaseError
+
+    with pytest.raises(CaseError) as e:
+        _excluded(exclusion_db, name)
+    assert e.value.line() == (
+        f"{EXCL / where}: exclusion id {written} names no account of the logs, but {logged} "
+        f"does, apart from {why}; write the id exactly as the logs spell it (ids are compared "
+        "code point for code point)"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, written", [("comma", "'acct-a,acct-x'"), ("tab", "'acct-a\\u0009acct-x'")]
+)
+def test_an_exclusion_line_holding_two_ids_is_refused_naming_them(exclusion_db, name, written):
+    # `acct-a,acct-x` (or with a tab between) was one id naming no account: both counted as
+    # exposed (8, none excluded). Its parts name the accounts of r1 and r3
+    from forensics.errors import CaseError
+
+    with pytest.raises(CaseError) as e:
+        _excluded(exclusion_db, f"case-{name}.toml")
+    assert e.value.line() == (
+        f"{EXCL / f'excl-{name}.txt'}:1: exclusion id {written} names no account of the logs, "
+        "but it reads as several ids joined by a comma, semicolon or whitespace, and 'acct-a', "
+        "'acct-x' are accounts of the logs; write one account id a line (or one per string in "
+        "accounts = [...])"
+    )
+
+
+def test_an_exclusion_file_whose_lines_end_with_cr_alone_is_refused():
+    # `# researchers` CR `acct-a` CR `acct-x` CR: split at LF it is one line starting with #,
+    # a comment: nothing was excluded and the case file loaded. Refused at its line 1
+    from forensics.errors import CaseError
+
+    with pytest.raises(CaseError) as e:
+        load_case(EXCL / "case-cr.toml")
+    assert e.value.line() == (
+        f"{EXCL / 'excl-cr.txt'}:1: a carriage return (CR) inside the line: the file's lines "
+        "end with CR alone (an old Mac export), so its ids would run together as one; save it "
+        "with LF or CRLF line ends, one account id a line"
+    )
+
+
+def test_accounts_counted_as_exposed_that_look_like_an_excluded_id_are_warned_about(tmp_path):
+    # twins.jsonl: t1 acct-x (excluded), t2 acct-x + NBSP, t3 acct + ZERO WIDTH SPACE + -x, t4
+    # and t6 ACCT-X, t5 acct-y; all prompt 500 > 100, status 200. Exposed: t2..t6 = 5, r: 1.
+    # The three look-alikes stay counted (each may be another customer), each named in a
+    # warning, escaped, in summary.json too; in code point order: ACCT-X, acct-x\u00a0,
+    # acct\u200b-x ('-' U+002D sorts before U+200B)
+    folder = _case(tmp_path, "exclusion-ids")
+    result = _analyzed(folder / "case-twins.toml", tmp_path / "out")
+    assert result.summary["exposure_count"] == 5
+    assert result.summary["excluded_by_reason"] == {"r": 1}
+    place = f"{folder / 'case-twins.toml'}:21 (exclude[1].accounts)"
+    expected = [
+        f"{place}: account {twin} is counted as exposed ({n} response(s)), but its id differs "
+        f"from the excluded 'acct-x' only by {why}: if it is the same account, list this "
+        "spelling too"
+        for twin, n, why in [
+            ("'ACCT-X'", 2, "letter case"),
+            ("'acct-x\\u00a0'", 1, "surrounding whitespace, quotes or invisible characters"),
+            ("'acct\\u200b-x'", 1, "whitespace or invisible characters inside"),
+        ]
+    ]
+    assert [w for w in result.warnings if "look" in w or "counted as exposed" in w] == expected
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert [w for w in summary["warnings"] if "counted as exposed" in w] == expected
+
+
 def test_an_exclusion_id_naming_no_account_at_all_is_no_error(exclusion_db, tmp_path):
     # nothing near it in the logs: no refusal (the scope's warning names it)
-    case = tmp_path / "case.toml"
-    text = (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', '"acct-zz"')
-    # the copy names the log the database holds (only a case's own inputs are in scope)
-    source = 'path = "gateway.jsonl"'
-    assert source in text
-    text = text.replace(source, f"path = {json.dumps(str(EXCL / 'gateway.jsonl'))}")
-    case.write_text(text, encoding="utf-8")
+    case = _exclusion_copy(tmp_path, '"acct-zz"')
     with DuckDBEngine(exclusion_db) as eng:
         summary, warnings = pipeline.analyze_case(eng, load_case(case))
     assert summary["exposure_count"] == 8
     assert [w for w in warnings if "acct-zz" in w] == [
         "[[exclude]] r: 1 account(s) with no request of the case's models in the window: acct-zz"
     ]
+
+
+def test_an_unmatched_exclusion_id_is_named_escaped_in_the_scope_warning(exclusion_db, tmp_path):
+    # "\u0430cct-zz" (Cyrillic a) is near no account: no refusal, and the warning shows it
+    # escaped, so it cannot pass for acct-zz
+    case = _exclusion_copy(tmp_path, '"\u0430cct-zz"')
+    with DuckDBEngine(exclusion_db) as eng:
+        _, warnings = pipeline.analyze_case(eng, load_case(case))
+    assert [w for w in warnings if "cct-zz" in w] == [
+        "[[exclude]] r: 1 account(s) with no request of the case's models in the window: "
+        "'\\u0430cct-zz'"
+    ]
+
+
+def test_an_id_in_a_message_never_looks_like_another():
+    from forensics.schema import spelled
+
+    # a backslash is doubled, so the six characters a\u0430 differ from a + U+0430; a
+    # character beyond U+FFFF is \U and eight digits (\u1f600 would read as U+1F60, '0')
+    assert spelled("a\\u0430") == "'a\\\\u0430'"
+    assert spelled("a\u0430") == "'a\\u0430'"
+    assert spelled("a\U0001f600") == "'a\\U0001f600'"
 
 
 def test_the_bundled_case_with_a_notepad_exclusion_file_still_excludes_the_researcher(tmp_path):
@@ -938,12 +1073,11 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert [f["path"] for f in manifest["files"]] == ["exposed_requests.csv", "summary.json"]
     (warning,) = [w for w in result.warnings if "removed" in w]
-    assert warning.startswith(
-        "removed notify/recipients.csv, notify/data_owners.csv, notify/excluded.csv, "
-    )
-    assert warning.endswith(
-        f"report.html, timeline.png, timeline.svg from {out}: they showed an earlier analysis; "
-        f"run {command('notify')} and {command('report')} again"
+    # notify/ of v1: recipients, data_owners, excluded, README.md, regulator_summary.md,
+    # notices/index.csv and the notices of its 2 recipients (no decode node: no data owner)
+    assert warning == (
+        f"removed notify/ (8 files), report.html, timeline.png, timeline.svg from {out}: they "
+        f"showed an earlier analysis; run {command('notify')} and {command('report')} again"
     )
 
 

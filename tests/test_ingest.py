@@ -250,7 +250,8 @@ def test_folder_and_glob_inputs(tmp_path):
 
 
 def test_truncated_gzip_loads_the_records_before_the_break(tmp_path):
-    # member 1: three whole records; member 2 cut right after its header: nothing of it read
+    # member 1: three whole records; member 2 cut 2 bytes into its data, from which zlib gives
+    # its first byte, `{`: a record the break cuts, quarantined at line 4 with its length (1)
     good = "".join(
         json.dumps(
             {
@@ -268,7 +269,10 @@ def test_truncated_gzip_loads_the_records_before_the_break(tmp_path):
     log = tmp_path / "cut.jsonl.gz"
     log.write_bytes(gzip.compress(good) + tail[:12])
     report = ingest([log], tmp_path / "c.duckdb", profile="canonical")
-    assert report.totals() == {"rows_read": 3, "rows_loaded": 3, "duplicates": 0, "quarantined": 0}
+    assert report.totals() == {"rows_read": 4, "rows_loaded": 3, "duplicates": 0, "quarantined": 1}
+    assert db_rows(tmp_path / "c.duckdb", "SELECT row, reason, raw FROM quarantine") == [
+        (4, "truncated record: the gzip stream breaks off inside it", '{"bytes":1}')
+    ]
     assert "truncated gzip" in (report.inputs[0].note or "")
     assert any("truncated gzip" in w for w in report.warnings)
     assert db_rows(tmp_path / "c.duckdb", "SELECT note LIKE 'truncated gzip%' FROM inputs") == [

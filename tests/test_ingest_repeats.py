@@ -2,8 +2,8 @@
 
 Ingest loads every valid record straight from the source and settles only the ids that
 repeat (or were loaded before) by content; these cases are the ones that design could get
-wrong: a repeat whose first record is invalid, a file that changed at the same path, repeats
-across the inputs of one call, a mapping without request_id.
+wrong: a repeat whose first record is invalid, a file that changed at the same path (refused,
+or replaced under force), repeats across the inputs of one call, a mapping without request_id.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 from dbrows import rows as db_rows
 from dbrows import write_parquet
 
+from forensics.errors import InputError
 from forensics.ingest import ingest
 
 HEADER = (
@@ -64,23 +66,25 @@ def test_repeats_keep_the_first_record_and_count_each_later_one(tmp_path):
     assert db_rows(db, "SELECT row, reason FROM quarantine") == [(4, "conflicting duplicate")]
 
 
-def test_a_changed_file_at_the_same_path_is_settled_against_what_it_loaded_before(tmp_path):
-    # first version: a, b, c (lines 2-4). Second version, same path: a again (duplicate),
-    # b with other tokens (conflict), line 4 invalid although line 4 loaded before, d new.
+def test_a_changed_file_at_the_same_path_replaces_what_it_loaded_before_under_force(tmp_path):
+    # first version: a, b, c (lines 2-4). Second version, same path: a again, b with other
+    # tokens, line 4 invalid although line 4 loaded before, d new. Without force it is refused
+    # (the database holds other content from the path); with force the first version's load
+    # is replaced: a, b (9) and d load, line 4 is quarantined, c is gone.
     log = _csv(tmp_path / "grow.csv", _row("a"), _row("b"), _row("c"))
     db = tmp_path / "c.duckdb"
     ingest([log], db, profile="canonical")
     _csv(log, _row("a"), _row("b", 9), _row("e", "x"), _row("d"))
-    report = ingest([log], db, profile="canonical")
-    assert _outcomes(report) == [(4, 1, 1, 2)]
-    assert db_rows(db, "SELECT request_id, source_row FROM requests ORDER BY 1") == [
-        ("a", 2),
-        ("b", 3),
-        ("c", 4),
-        ("d", 5),
+    with pytest.raises(InputError, match="other content loaded from this path"):
+        ingest([log], db, profile="canonical")
+    report = ingest([log], db, profile="canonical", force=True)
+    assert _outcomes(report) == [(4, 3, 0, 1)]
+    assert db_rows(db, "SELECT request_id, prompt_tokens, source_row FROM requests ORDER BY 1") == [
+        ("a", 100, 2),
+        ("b", 9, 3),
+        ("d", 100, 5),
     ]
     assert db_rows(db, "SELECT row, reason FROM quarantine ORDER BY row") == [
-        (3, "conflicting duplicate"),
         (4, "non-numeric token count prompt_tokens"),
     ]
 

@@ -227,6 +227,31 @@ def test_jurisdictions_count_each_list_per_value_of_the_column(engine, tmp_path)
     )
 
 
+def test_jurisdiction_values_are_trimmed_so_one_value_is_one_row(engine, tmp_path):
+    # REGION_ACCOUNTS with whitespace around the values: alice " eu", carol "eu\t", bob
+    # "us ", frank NBSP "us", qa " us", zed " apac ", dave "  " (empty once trimmed). Read as
+    # written, " eu" and "eu\t" were two rows of one jurisdiction; trimmed, the rows are those
+    # of the test above, derived by hand there
+    case = _region_case(tmp_path)
+    padded = {"eu": [" eu", "eu\t"], "us": ["us ", "\u00a0us", " us"], "apac": [" apac "]}
+    lines = REGION_ACCOUNTS.splitlines()
+    for value, spellings in padded.items():
+        for spelling in spellings:
+            i = next(i for i, ln in enumerate(lines) if ln.endswith(f",{value}"))
+            lines[i] = lines[i].removesuffix(value) + spelling
+    lines = [ln + "  " if ln.startswith("acct-dave,") else ln for ln in lines]
+    (tmp_path / "accounts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
+    assert (tmp_path / "notify" / "jurisdictions.csv").read_text() == (
+        "jurisdiction,recipient_accounts,exposed_responses,data_owner_accounts,"
+        "requests_at_risk,excluded_accounts\n"
+        "apac,0,0,0,0,0\n"
+        "eu,2,3,2,4,0\n"
+        "us,1,3,3,6,1\n"
+        "(unknown),1,2,1,1,2\n"
+    )
+
+
 def test_jurisdictions_reconcile_with_summary_and_the_lists(tmp_path):
     case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
     out = tmp_path / "out"

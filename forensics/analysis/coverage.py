@@ -35,7 +35,7 @@ from . import scope
 
 # fields whose absence the summary reports, as the share of in-scope requests without one
 MISSING_FIELDS = ("prefill_node", "decode_node", "status", "ts_end", "completion_tokens")
-ENGINE_FORMAT = "sglang"
+ENGINE_FORMATS = ("sglang", "vllm", "trtllm")  # engine logs: not gateway sources
 GAP_SHARE = 0.05  # an hour below this share of its source's median hourly count is a gap
 OUTSIDE_SHARE = 0.5  # a source with more of its records outside the window is warned about
 
@@ -136,7 +136,7 @@ def coverage(engine: SQLEngine, case: Case) -> Coverage:
         | {
             str(r["path"])
             for r in inputs.iter_rows(named=True)
-            if r.get("format") != ENGINE_FORMAT and r["path"] not in unnamed
+            if r.get("format") not in ENGINE_FORMATS and r["path"] not in unnamed
         }
     )
     labels = {p: _label(case, p) for p in paths}

@@ -23,6 +23,12 @@ otherwise a JSON-ready dict for summary.json:
   (it decides their band), how many differ from the gateway's count, and those whose band
   that changes (`exposure.engine_length_changes`); None without `bands` (and the
   `engine_lengths` they were computed with).
+- `engine_kv_faults`: requests with a KV transfer fault in the engine logs (vLLM
+  NixlConnector: KV blocks released when their lease expired, or read by a decode worker
+  after the prefill forgot them), one per request; materialized as
+  `engine_kv_fault_requests` with the gateway request_id each matches. They join the
+  reconciliation (`matched` when exposed, else `engine_only` with a `KV transfer fault: ...`
+  reason), and `engine_only` ones widen the exposure range's max.
 - `engine_capacity`: the capacity timeline derived from the logs (`capacity.timeline`).
 - `preflight`: capacity spans whose pool is smaller than the case's context window.
 """
@@ -58,7 +64,26 @@ def reconcile(engine: SQLEngine) -> dict[str, Any]:
             "request_ids": list(request_ids or []),
             "bootstrap_rooms": list(rooms or []),
         }
+    if engine.table_exists("engine_kv_fault_requests"):
+        for side, reason, n, request_ids in engine.frame("evidence/kv_reconcile").rows():
+            out[side]["count"] += n
+            if side != "matched":
+                out[side]["reasons"][reason] = {
+                    "count": n,
+                    "request_ids": list(request_ids or []),
+                    "bootstrap_rooms": [],
+                }
     return out
+
+
+def kv_fault_requests(engine: SQLEngine, have_gateway: bool) -> int | None:
+    """Materialize `engine_kv_fault_requests` (one row per faulted request, with the
+    gateway request_id it matches); their count, or None without engine_kv_faults."""
+    if not engine.table_exists("engine_kv_faults"):
+        return None
+    query = "evidence/kv_faults" if have_gateway else "evidence/kv_faults_alone"
+    engine.materialize("engine_kv_fault_requests", query)
+    return int(engine.scalar("SELECT count(*) FROM engine_kv_fault_requests"))
 
 
 def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
@@ -68,13 +93,14 @@ def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
     scope.ensure_scope(engine, case)
     engine.materialize("engine_signature", "evidence/signature")
     engine.materialize("engine_refused", "evidence/refused")
+    have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
+    faulted = kv_fault_requests(engine, have_gateway)
     if not _case_has_engine_logs(engine):
-        return None  # every engine log is an input the case does not name (signature empty)
+        return None  # every engine log is an input the case does not name (tables empty)
     signature = engine.scalar("SELECT count(*) FROM engine_signature")
     refused = engine.scalar("SELECT count(*) FROM engine_refused")
-    have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
     rec = reconcile(engine) if have_gateway else None
-    return {
+    out: dict[str, Any] = {
         "engine_signature": int(signature),
         "engine_refused": int(refused),
         "engine_confirmed": rec["matched"]["count"] if rec is not None else None,
@@ -85,6 +111,9 @@ def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
         "engine_capacity": capacity_timeline(engine),
         "preflight": preflight(engine, case.context_window),
     }
+    if faulted is not None:
+        out["engine_kv_faults"] = faulted
+    return out
 
 
 def _case_has_engine_logs(engine: SQLEngine) -> bool:
@@ -95,6 +124,8 @@ def _case_has_engine_logs(engine: SQLEngine) -> bool:
         "SELECT (SELECT count(*) FROM case_engine_requests) "
         "+ (SELECT count(*) FROM case_engine_aborts)"
     )
+    if not lines and engine.table_exists("case_engine_kv_faults"):
+        lines = engine.scalar("SELECT count(*) FROM case_engine_kv_faults")
     return bool(lines) or bool(_case_spans(engine))
 
 

@@ -17,7 +17,7 @@ from ..case import Case
 from ..engines import SQLEngine
 from ..errors import AnalysisError, CaseError, command, option
 from ..formats import write_csv
-from ..schema import BANDS, DEFAULT_STATUS, near_spellings, spelled
+from ..schema import BANDS, DEFAULT_STATUS, joined_ids, near_key, near_spellings, spelled
 from . import scope
 
 _UTC = pl.Datetime("us", "UTC")
@@ -109,13 +109,17 @@ def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> Non
 def check_exclusions(engine: SQLEngine, case: Case) -> list[str]:
     """Exclusion ids compared with the account ids of the requests (after `compute_bands`
     with exclusions on), by the one id rule (`schema.clean_id`: exact, code point for code
-    point). An exclusion id that names no account but matches one when whitespace and
-    invisible characters at the ends, Unicode normalization or letter case are set aside is
-    refused (CaseError naming both spellings): it was meant for that account and would
+    point). Refused (CaseError naming both spellings, escaped): an exclusion id that names no
+    account but matches one once whitespace, quotes and invisible characters (at the ends or
+    inside), Unicode normalization, look-alike letters of another script or letter case are
+    set aside (`schema.near_spellings`), or that reads as several ids joined by `,`, `;` or
+    whitespace of which some are accounts (`acct-a,acct-b`): it was meant for them and would
     exclude nothing. Returns warnings: a comment line of an exclusion file that is itself an
-    account id (`#acct-b`: not excluded). (An exclusion id with no request in scope is
-    warned about with the scope, `scope.unmatched`.) The requests are read again only when
-    some id names no request in scope."""
+    account id (`#acct-b`: not excluded), and an account counted as exposed whose id is a
+    near twin of an excluded one (`ACCT-X` beside an excluded `acct-x`): it may be the same
+    account, under another spelling. (An exclusion id with no request in scope is warned
+    about with the scope, `scope.unmatched`.) All the account ids are read only when some
+    id names no request in scope."""
     places = case.exclusion_places()
     comments = [c for ex in case.exclusions for c in ex.comments]
     if not places and not comments:
@@ -123,34 +127,74 @@ def check_exclusions(engine: SQLEngine, case: Case) -> list[str]:
     matched = set(engine.frame("exposure/matched_exclusions")["account_id"].to_list())
     unmatched = [a for a in places if a not in matched]
     candidates = sorted({*unmatched, *(text for text, _ in comments)})
-    if not candidates:
+    warnings: list[str] = []
+    if candidates:
+        frame = pl.DataFrame({"account_id": candidates}, schema={"account_id": pl.String})
+        engine.write_frame("case_id_candidates", frame, "account_id")
+        known = set(engine.frame("exposure/known_accounts")["account_id"].to_list())
+        warnings += [
+            f"{place}: the comment line {spelled(text)} is an account id of the logs, and a "
+            "comment excludes nothing: list it in accounts = [...] to exclude it"
+            for text, place in comments
+            if text in known
+        ]
+        missing = [a for a in unmatched if a not in known]
+        if missing:
+            ids = engine.frame("exposure/account_ids")["account_id"].to_list()
+            for account in missing:
+                _refuse_near_miss(account, places[account], ids)
+    return warnings + _exposed_twins(engine, places)
+
+
+def _refuse_near_miss(account: str, place: str, ids: list[str]) -> None:
+    """Refuse an exclusion id that names no account of the logs (`ids`) but was meant for
+    one: a near spelling, or several ids on one line."""
+    fix = "write the id exactly as the logs spell it (ids are compared code point for code point)"
+    near = near_spellings(account, ids)
+    if near:
+        if len(near) == 1:
+            others = f"{spelled(near[0][0])} does, apart from {near[0][1]}"
+        else:
+            others = " and ".join(f"{spelled(o)} ({why})" for o, why in near[:3])
+            others += " do, apart from what is in brackets"
+        raise CaseError(
+            f"exclusion id {spelled(account)} names no account of the logs, but {others}",
+            where=place,
+            fix=fix,
+        )
+    joined = joined_ids(account, ids)
+    if joined:
+        named = ", ".join(spelled(a) for a in joined[:3]) + (
+            f" and {len(joined) - 3} more" if len(joined) > 3 else ""
+        )
+        raise CaseError(
+            f"exclusion id {spelled(account)} names no account of the logs, but it reads as "
+            f"several ids joined by a comma, semicolon or whitespace, and {named} "
+            + ("is an account" if len(joined) == 1 else "are accounts")
+            + " of the logs",
+            where=place,
+            fix="write one account id a line (or one per string in accounts = [...])",
+        )
+
+
+def _exposed_twins(engine: SQLEngine, places: dict[str, str]) -> list[str]:
+    """Warnings for accounts counted as exposed whose id looks like an excluded id
+    (`schema.near_spellings`): counted, never excluded unasked, never silently."""
+    if not places:
         return []
-    frame = pl.DataFrame({"account_id": candidates}, schema={"account_id": pl.String})
-    engine.write_frame("case_id_candidates", frame, "account_id")
-    known = set(engine.frame("exposure/known_accounts")["account_id"].to_list())
-    warnings = [
-        f"{place}: the comment line {spelled(text)} is an account id of the logs, and a "
-        "comment excludes nothing: list it in accounts = [...] to exclude it"
-        for text, place in comments
-        if text in known
-    ]
-    missing = [a for a in unmatched if a not in known]
-    if missing:
-        ids = engine.frame("exposure/account_ids")["account_id"].to_list()
-        for account in missing:
-            near = near_spellings(account, ids)
-            if near:
-                if len(near) == 1:
-                    others = f"{spelled(near[0][0])} does, apart from {near[0][1]}"
-                else:
-                    others = " and ".join(f"{spelled(o)} ({why})" for o, why in near[:3])
-                    others += " do, apart from what is in brackets"
-                raise CaseError(
-                    f"exclusion id {spelled(account)} names no account of the logs, but {others}",
-                    where=places[account],
-                    fix="write the id exactly as the logs spell it (ids are compared code "
-                    "point for code point)",
-                )
+    keys: dict[str, list[str]] = {}
+    for account in places:
+        keys.setdefault(near_key(account), []).append(account)
+    warnings = []
+    for account, responses in engine.frame("exposure/exposed_accounts").iter_rows():
+        for excluded in keys.get(near_key(account), []):
+            ((_, why),) = near_spellings(excluded, [account])
+            warnings.append(
+                f"{places[excluded]}: account {spelled(account)} is counted as exposed "
+                f"({responses} response(s)), but its id differs from the excluded "
+                f"{spelled(excluded)} only by {why}: if it is the same account, list this "
+                "spelling too"
+            )
     return warnings
 
 

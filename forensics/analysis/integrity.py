@@ -11,20 +11,21 @@ digest of the summary, and the code that computed it (`tool_version`, `duckdb_ve
 differs from now; `report` and `notify` call it, `open_case` re-runs the analysis instead.
 `clear` empties the record before an analysis starts, so a failed one leaves none.
 
-`write_manifest` writes `manifest.json` into the output folder, for a custodian to check what
-was handed over: every output file with its bytes and sha256 (those written now and those an
-earlier command listed, hashed again), the inputs' sha256, the case file's digest and sha256,
-the analysis record and the versions. It is deterministic: sorted, no wall-clock time; so a
-case database, whose bytes differ between runs of the same analysis (DuckDB's page layout),
-is listed under `not_hashed` with that reason, and manifest.json does not list itself (a
-file cannot hold its own sha256).
+`manifest` builds `manifest.json` for the output folder, for a custodian to check what was
+handed over: every output file of one analysis (`analysis_id`, the digest of its record)
+with its bytes, sha256 and the step that wrote it; the inputs' sha256, the case file's digest
+and sha256, the analysis record and the versions. It is deterministic: sorted, no wall-clock
+time; so a case database, whose bytes differ between runs of the same analysis (DuckDB's page
+layout), is listed under `not_hashed` with that reason, and manifest.json does not list itself
+(a file cannot hold its own sha256). `listed_outputs` reads an earlier one back: what the
+toolkit wrote in the folder, and of which analysis (`forensics.pipeline` publishes with it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ import polars as pl
 from ..case import Case
 from ..engines import SQLEngine, TableMissing, needing
 from ..errors import AnalysisError, ForensicsError, command, option
-from ..formats import digest, relative_path, write_json
+from ..formats import digest, relative_path
 from ..mapping import load_mapping, mapping_digest, profile
 from ..version import versions
 from .summary import ingest_figures
@@ -47,11 +48,14 @@ NOT_HASHED = {
     "layout); its content is identified by the inputs' sha256 and its analysis record "
     "(table analysis_meta, copied under analysis)",
     ".wal": "DuckDB's write-ahead log of the case database (see the .duckdb entry)",
+    "/": "a Parquet case store (a folder): its files' bytes differ between runs of the same "
+    "analysis; its content is identified by the inputs' sha256 and its analysis record",
 }
 _ABOUT = (
-    "sha256 and size of every output file in this folder (paths relative to it), the inputs "
-    "they were computed from, the case file and the code; manifest.json does not list "
-    "itself: a file cannot hold its own sha256"
+    "sha256 and size of every output file in this folder (paths relative to it), all of one "
+    "analysis (analysis_id), each with the step that wrote it; the inputs they were computed "
+    "from, the case file and the code; manifest.json does not list itself: a file cannot hold "
+    "its own sha256. Files it does not list are not the toolkit's"
 )
 _SCHEMA = {"key": pl.String, "value": pl.String}
 
@@ -166,25 +170,63 @@ def check(
     )
 
 
-def write_manifest(engine: SQLEngine, case: Case, out: Path, written: list[Path]) -> Path:
-    """Write `out`/manifest.json: the files `written` now (those under `out`; a folder
-    stands for every file under it) and those an earlier manifest there listed that still
-    exist, each hashed as it is now; the inputs;
-    the case file; the analysis record; the versions. Returns its path."""
-    out = Path(out)
-    manifest = out / MANIFEST
-    found = {_inside(f, out) for p in written for f in _files(Path(p))} | _listed(manifest)
-    names = {n for n in found if n is not None and n != MANIFEST and (out / n).is_file()}
+@dataclass(frozen=True)
+class Output:
+    """One file (or a folder kept whole, such as a Parquet case store) of an analysis'
+    outputs: its `path` relative to the output folder, where its bytes are now (`source`: the
+    staging folder, or the output folder for a file kept) and the step that wrote it
+    (`analyze`, `notify`, `report`, `ingest`)."""
+
+    path: str
+    source: Path
+    written_by: str
+
+
+def analysis_id(engine: SQLEngine) -> str:
+    """The id of the analysis now in the case database: sha256 of its record (what it was
+    computed from, its summary, the code). Every output of that analysis carries it, through
+    the manifest; the same analysis has the same id."""
+    return digest(stored(engine))
+
+
+def listed_outputs(out: Path) -> tuple[str | None, dict[str, str]]:
+    """(analysis id, {path: the step that wrote it}) of the outputs out/manifest.json lists;
+    (None, {}) without a readable one. A manifest written before ids were recorded gives the
+    id of its analysis record and "" for the step."""
+    try:
+        body = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        entries = [*body.get("files", []), *body.get("not_hashed", [])]
+        listed = {
+            e["path"]: str(e.get("written_by", ""))
+            for e in entries
+            if isinstance(e.get("path"), str)
+        }
+        ident = body.get("analysis_id")
+        if not isinstance(ident, str):
+            ident = digest(body["analysis"]) if isinstance(body.get("analysis"), dict) else None
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
+        return None, {}
+    return ident, listed
+
+
+def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
+    """manifest.json (see the module doc) listing `outputs`, each hashed where its bytes are
+    now; all of the analysis now in the case database (`analysis_id`)."""
     files, not_hashed = [], []
-    for name in sorted(names):
-        reason = NOT_HASHED.get(Path(name).suffix)
+    for output in sorted(outputs, key=lambda o: o.path):
+        reason = (
+            NOT_HASHED["/"] if output.source.is_dir() else NOT_HASHED.get(Path(output.path).suffix)
+        )
+        entry = {"path": output.path, "written_by": output.written_by}
         if reason is not None:
-            not_hashed.append({"path": name, "reason": reason})
+            not_hashed.append({**entry, "reason": reason})
         else:
-            files.append({"path": name, **_file_hash(out / name)})
+            files.append({**entry, **_file_hash(output.source)})
     _, inputs = ingest_figures(engine, case.folder)
+    record = stored(engine)
     body = {
         "about": _ABOUT,
+        "analysis_id": digest(record),
         "case": {
             "file": case.path.name,
             "digest": case_digest(case),
@@ -195,35 +237,17 @@ def write_manifest(engine: SQLEngine, case: Case, out: Path, written: list[Path]
         "inputs": [
             {k: row.get(k) for k in ("path", "bytes", "sha256", "format")} for row in inputs
         ],
-        "analysis": dict(sorted(stored(engine).items())),
+        "analysis": dict(sorted(record.items())),
         "tool": versions(),
     }
-    return write_json(body, manifest)
+    return (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def _files(path: Path) -> list[Path]:
+def files_under(path: Path) -> list[Path]:
     """`path`, or every file under it when it is a folder (e.g. notify/notices/)."""
     if path.is_dir():
         return sorted(f for f in path.rglob("*") if f.is_file())
     return [path]
-
-
-def _inside(path: Path, folder: Path) -> str | None:
-    """`path` relative to `folder` (POSIX), None when it lies outside."""
-    try:
-        return Path(path).resolve().relative_to(folder.resolve()).as_posix()
-    except ValueError:
-        return None
-
-
-def _listed(manifest: Path) -> set[str | None]:
-    """The paths an earlier manifest.json lists (none when it is missing or unreadable)."""
-    try:
-        body = json.loads(manifest.read_text(encoding="utf-8"))
-        entries = [*body.get("files", []), *body.get("not_hashed", [])]
-        return {e["path"] for e in entries if isinstance(e.get("path"), str)}
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
-        return set()
 
 
 def _file_hash(path: Path) -> dict[str, Any]:

@@ -7,13 +7,14 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
   has no request in the window (naming it and the closest models the logs hold), or where no
   request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
   nodes and times of the requests).
-- `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold.
+- `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
+  `changed_source`: one whose file on disk is not the content loaded from its path.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
 - `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
   scope: stored as `case_unnamed_inputs`, left out of the views `case_requests`,
-  `case_engine_requests` and `case_engine_aborts` that the analysis reads, and named in a
-  warning (`unnamed_warning`).
+  `case_engine_requests`, `case_engine_aborts` and `case_engine_kv_faults` that the analysis
+  reads, and named in a warning (`unnamed_warning`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from typing import Any
 
 import polars as pl
 
-from ..case import Case
+from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
 from ..errors import ForensicsError, option
 from ..formats import iso_z, relative_path
+from ..schema import shown_id
 
 MAX_LISTED = 5  # models, inputs or nodes named in one message
 UNNAMED_TABLE = "case_unnamed_inputs"
@@ -50,6 +52,12 @@ SCOPED_VIEWS = (
         "case_engine_aborts",
         "scope/case_engine_aborts",
         "scope/case_engine_aborts_all",
+    ),
+    (
+        "engine_kv_faults",
+        "case_engine_kv_faults",
+        "scope/case_engine_kv_faults",
+        "scope/case_engine_kv_faults_all",
     ),
 )
 
@@ -207,6 +215,31 @@ def missing_source(
     return None
 
 
+def changed_source(
+    case: Case,
+    inputs: list[tuple[str, str]],
+    files_of: Callable[[str], list[Path]],
+    sha256_of: Callable[[Path], str],
+) -> tuple[Source, str, str, list[str]] | None:
+    """The first file of a case `[[source]]` whose path is among `inputs` ((path, sha256)
+    pairs) but whose content on disk is not what was loaded from that path (a log
+    re-exported under its name since): (its source, the file, its sha256 now, the sha256s
+    loaded from its path); None when every such file is as ingested. Files at no input's
+    path are `missing_source`'s (a moved copy, or not ingested)."""
+    loaded: dict[str, set[str]] = {}
+    for path, sha in inputs:
+        loaded.setdefault(_resolved(path), set()).add(sha)
+    for source in case.sources:
+        for f in files_of(source.path):
+            shas = loaded.get(_resolved(str(f)))
+            if shas is None:
+                continue
+            now = sha256_of(f)
+            if shas != {now}:
+                return source, str(f), now, sorted(shas)
+    return None
+
+
 def source_label(case: Case, path: str) -> str | None:
     """The case `[[source]]` (its path as the case file gives it, relative to the case
     folder) that an input path belongs to: the same file, a file under its folder, or a file
@@ -256,7 +289,7 @@ def unmatched(engine: SQLEngine, case: Case) -> list[str]:
             by_reason.setdefault(str(row["detail"]), []).append(str(row["id"]))
     for reason, accounts in sorted(by_reason.items()):
         listed = sorted(accounts)
-        shown = ", ".join(listed[:MAX_LISTED]) + (
+        shown = ", ".join(shown_id(a) for a in listed[:MAX_LISTED]) + (
             f" and {len(listed) - MAX_LISTED} more" if len(listed) > MAX_LISTED else ""
         )
         warnings.append(

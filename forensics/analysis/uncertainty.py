@@ -131,6 +131,8 @@ def exposure_range(
         add("uncertainty/conflicting")
     if engine.table_exists("engine_signature"):
         add("uncertainty/engine_only")
+    if engine.table_exists("engine_kv_fault_requests"):
+        add("uncertainty/engine_kv_only")
 
     rows = pl.concat(frames) if frames else _rows(pl.DataFrame(schema=ROW_SCHEMA))
     rows = rows.sort(list(ROW_SCHEMA), nulls_last=True)

@@ -5,7 +5,8 @@ rows_read = rows_loaded + duplicates + quarantined, per input and in total. The 
 DuckDB-native (no per-record Python); Python only resolves paths, hashes inputs and checks
 compressed streams (`inputfile`). Inputs are staged (`staging`), the mapping compiled to SQL
 (`compile`), and all inputs of one call loaded in one transaction (`load`): a bad input
-leaves the database unchanged. SGLang server logs are engine evidence (`sglang`).
+leaves the database unchanged. SGLang, vLLM and TensorRT-LLM server logs are engine
+evidence (`sglang`, `vllm`, `trtllm`: `ENGINE_READERS`).
 
 Duplicates: the first occurrence (lowest line/row) of a request_id is loaded; later records
 with the same content (every loaded column but provenance) are duplicates, later ones with
@@ -26,7 +27,8 @@ from ..errors import InputError, option
 from ..mapping import Mapping, load_mapping, profile
 from ..progress import SILENT, Progress, step
 from ..schema import INGEST_KEYS, InputStats
-from . import inputfile, sglang
+from . import engine_logs, inputfile, sglang, trtllm, vllm
+from .engine_logs import Clock
 from .inputfile import Prepared, hash_file, resolve_inputs
 from .load import already, load_all, stored_inputs
 from .shape import shape_of
@@ -34,6 +36,7 @@ from .staging import ReadAhead, batchable, drop_scratch, stage, stage_batch
 from .store import export_parquet, new_db_name, publish_db
 
 __all__ = [
+    "Clock",
     "IngestReport",
     "InputStats",
     "export_parquet",
@@ -44,6 +47,8 @@ __all__ = [
     "resolve_mapping",
 ]
 
+# the readers of engine logs other than SGLang's, by input format
+ENGINE_READERS = {f.name: f for f in (vllm.FORMAT, trtllm.FORMAT)}
 SCRATCH_PREFIX = "forensics-ingest-"  # decompressed prefixes: TEMP/forensics-ingest-PID-XXXX
 
 
@@ -73,6 +78,7 @@ def ingest(
     progress: Progress = SILENT,
     force: bool = False,
     allow_empty: bool = False,
+    clock: Clock | None = None,
 ) -> IngestReport:
     """Ingest `paths` (files, globs, folders) into the case database file `db`; `force`
     re-ingests inputs already loaded, `allow_empty` loads an input none of whose records can
@@ -103,6 +109,7 @@ def ingest(
                 progress=progress,
                 force=force,
                 allow_empty=allow_empty,
+                clock=clock,
                 _prehash=prehash,
             )
         if new is not None:
@@ -128,6 +135,7 @@ def ingest_into(
     progress: Progress = SILENT,
     force: bool = False,
     allow_empty: bool = False,
+    clock: Clock | None = None,
     _prehash: inputfile.Prehash | None = None,
 ) -> IngestReport:
     """Ingest `paths` into an open case database; all inputs commit together or not at all.
@@ -138,26 +146,31 @@ def ingest_into(
     warning. Each input's top three quarantine reasons are in its `InputStats.reasons`.
 
     An input already loaded (same sha256) is skipped, unless this mapping differs from the
-    one it was loaded with: that is refused (InputError naming the file). With `force`, such
-    inputs are re-ingested: their requests, quarantine rows and `inputs` row are deleted and
-    the file is loaded again, in the same transaction. (`_prehash`: `ingest`'s hashes of the
+    one it was loaded with: that is refused (InputError naming the file), as is a file at a
+    path the database holds other content from (a log re-exported under its name). With
+    `force`, such inputs are re-ingested: what was loaded from their path (whatever its
+    sha256) and from their content (requests, quarantine rows, `inputs` rows) is deleted and
+    the file is loaded, in the same transaction. (`_prehash`: `ingest`'s hashes of the
     inputs, begun before it opened the database.)
     """
     m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)
     notes: list[str] = []
     files = resolve_inputs(paths, m.format, notes)
-    if m.format == "sglang":
+    if m.format == "sglang" or m.format in ENGINE_READERS:
         if force:
             raise InputError(
-                f"{option('force')} does not apply to engine logs (profile sglang)",
+                f"{option('force')} does not apply to engine logs (profile {m.format})",
                 where=option("force"),
                 fix=f"ingest the engine logs into a new {option('db')}",
             )
         with step(progress, "ingest: engine logs", _bytes(files), "bytes") as bar:
-            stats = [
-                _with_reasons(engine, s)
-                for s in sglang.ingest_logs(engine, files, node=node, role=role)
-            ]
+            if m.format == "sglang":
+                loaded = sglang.ingest_logs(engine, files, node=node, role=role)
+            else:
+                loaded = engine_logs.ingest_logs(
+                    engine, ENGINE_READERS[m.format], files, clock or Clock(), node, role
+                )
+            stats = [_with_reasons(engine, s) for s in loaded]
             bar.advance(sum(s.bytes for s in stats))
         report = IngestReport(inputs=stats, warnings=notes)
         report.warnings.extend(s.note for s in stats if s.note and "already" in s.note)
@@ -302,5 +315,5 @@ def resolve_mapping(mapping: str | Path | None, profile_name: str | None) -> Map
     raise InputError(
         "no mapping given",
         fix=f"give {option('mapping')} FILE.mapping.toml or {option('profile')} "
-        "canonical|openai|sglang",
+        "canonical|openai|sglang|vllm|trtllm",
     )

@@ -14,7 +14,7 @@ from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, first_line
 from ..mapping import FieldSource, Mapping, sql_columns
-from .inputfile import Prepared
+from .inputfile import Prepared, csv_header
 from .shape import json_path, levels
 from .staging import temp_table
 
@@ -101,6 +101,8 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
             columns = dict(engine.describe("SELECT * FROM _ing_src"))
     else:
         structure = None
+        if p.fmt == "csv" and m.csv.header:
+            _refuse_repeated_columns(m, p, engine)
         columns = dict(engine.describe("SELECT * FROM _ing_src"))
     raw_values: dict[str, str] = {}  # raw key -> expression of the source value
     raw_paths: list[str] = []  # JSONL: paths of the raw values, read as JSON
@@ -207,22 +209,25 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
         params["json_paths"] = json_paths
         lists.append("json_extract(__j, $json_paths) AS __jx")
     shape_join = ""
+    no_dups = ["NULL::VARCHAR AS __dup", "NULL::VARCHAR[] AS __dups"]
     if keys and structure is not None:
         # the shapes (`__shape`, forensics/ingest/shape.py) whose keys repeat in an object
         # holding a mapped key: only their records are checked key by key (none, most often)
         temp_table(engine, "_ing_shape_keys", "ingest/shape_keys")
         if engine.scalar("SELECT count(*) FROM _ing_shape_keys"):
-            key_paths, check = _duplicate_keys(keys, params)
+            key_paths, repeated = _duplicate_keys(keys, params)
             params["key_paths"] = key_paths
             shape_join = " AS s LEFT JOIN _ing_shape_keys AS k ON k.__shape = s.__shape"
             lists.append(
                 "CASE WHEN k.__shape IS NOT NULL THEN json_keys(__j, $key_paths) END AS __jk"
             )
-            select.append(f"CASE WHEN __jk IS NOT NULL THEN {check} END AS __dup")
+            select.append(f"CASE WHEN __jk IS NOT NULL THEN ({repeated})[1] END AS __dup")
+            select.append(f"CASE WHEN __jk IS NOT NULL THEN {repeated} END AS __dups")
         else:
-            select.append("NULL::VARCHAR AS __dup")
+            select.extend(no_dups)
     else:
-        select.append("NULL::VARCHAR AS __dup")
+        select.extend(no_dups)
+    _ambiguous_when(effective, engine, params)
     if lists:
         star = "s.*" if shape_join else "*"
         source = f"(SELECT {star}, {', '.join(lists)} FROM {source}{shape_join})"
@@ -277,6 +282,40 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
     )
 
 
+def _refuse_repeated_columns(m: Mapping, p: Prepared, engine: DuckDBEngine) -> None:
+    """Refuse a CSV input whose header names a column the mapping reads more than once:
+    DuckDB reads the first (and binds names without case or surrounding spaces), another
+    tool may read the last. A repeated column the mapping does not read is no ambiguity (as
+    for a repeated JSON key)."""
+    names = [
+        str(src.value) for src in (*m.fields.values(), *m.extra.values()) if src.kind == "path"
+    ]
+    for _, _, src in m.sql_sources():
+        names.extend(ref[0] for ref in sql_columns(src.value, engine) if ref)
+    if m.keep_extra_column:
+        names.append("extra")
+    header = csv_header(p.read_path, m.csv)
+    positions: dict[str, list[int]] = {}
+    for i, column in enumerate(header, start=1):
+        positions.setdefault(column.strip().lower(), []).append(i)
+    for name in dict.fromkeys(names):
+        found = positions.get(name.strip().lower(), [])
+        if len(found) > 1:
+            listed = ", ".join(str(i) for i in found[:-1]) + f" and {found[-1]}"
+            raise InputError(
+                f"the header names the column {header[found[0] - 1]!r} {_times(len(found))} "
+                f"(columns {listed}), and the mapping reads it: which value a reader takes "
+                "is a guess",
+                where=f"{p.path}:{m.csv.skip + 1}",
+                fix="rename or remove the repeated column in the header (a column the mapping "
+                "does not read may repeat)",
+            )
+
+
+def _times(n: int) -> str:
+    return "twice" if n == 2 else f"{n} times"
+
+
 def _read_by(structure: Any, refs: list[tuple[str, ...]]) -> Any:
     """The merged structure cut to the top-level keys the { sql } column references `refs`
     name (and `extra`, which a mapping may keep): what the expressions can read (a { sql }
@@ -316,10 +355,10 @@ def _sql_failed(
 
 
 def _duplicate_keys(keys: list[tuple[str, ...]], params: dict[str, Any]) -> tuple[list[str], str]:
-    """(the JSON paths of the objects holding a mapped key, the CASE naming the first mapped
-    key a record repeats: parents before children, so a repeated `usage` is named rather
-    than the `usage.prompt_tokens` read from its first copy). `__jk[i]`: the keys of object
-    i in their order, repeats included (json_keys)."""
+    """(the JSON paths of the objects holding a mapped key, the list of the mapped keys a
+    record repeats, dotted: parents before children, so that its first names a repeated
+    `usage` rather than the `usage.prompt_tokens` read from its first copy). `__jk[i]`: the
+    keys of object i in their order, repeats included (json_keys)."""
     found, ordered = levels(keys)
     cases = []
     for n, key_path in enumerate(ordered):
@@ -328,10 +367,40 @@ def _duplicate_keys(keys: list[tuple[str, ...]], params: dict[str, Any]) -> tupl
         params[f"dl_{n}"] = ".".join(key_path)
         # the first and the last position of the key differ: it is there twice or more
         cases.append(
-            f"WHEN list_position({keys_of}, $dk_{n}) <> len({keys_of}) + 1 - "
-            f"list_position(list_reverse({keys_of}), $dk_{n}) THEN $dl_{n}"
+            f"CASE WHEN list_position({keys_of}, $dk_{n}) <> len({keys_of}) + 1 - "
+            f"list_position(list_reverse({keys_of}), $dk_{n}) THEN $dl_{n} END"
         )
-    return found, f"CASE {' '.join(cases)} END"
+    return found, f"list_filter([{', '.join(cases)}], lambda k: k IS NOT NULL)"
+
+
+def _ambiguous_when(
+    effective: dict[str, FieldSource], engine: DuckDBEngine, params: dict[str, Any]
+) -> None:
+    """Params `amb_<field>` for each field kept in `quarantine_values`: the dotted JSON keys
+    (the field's path and each object on it; for a { sql } field, those of every column it
+    reads) whose repeat in a record (`__dups`) leaves the field unreadable there. DuckDB
+    reads the first of repeated keys, most tools the last: neither may rule a record out."""
+    for name in QUARANTINE_VALUE_FIELDS:
+        src = effective.get(name)
+        paths: list[tuple[str, ...]] = []
+        if src is not None and src.kind == "path":
+            paths = [tuple(str(src.value).split("."))]
+        elif src is not None and src.kind == "sql":
+            paths = [ref for ref in sql_columns(src.value, engine) if ref]
+        labels = {".".join(p[: depth + 1]) for p in paths for depth in range(len(p))}
+        params[f"amb_{name}"] = sorted(labels)
+
+
+# the canonical fields `quarantine_values` keeps of a quarantined record
+QUARANTINE_VALUE_FIELDS = (
+    "request_id",
+    "ts",
+    "account_id",
+    "model",
+    "prompt_tokens",
+    "status",
+    "prefill_node",
+)
 
 
 def _settle_types(

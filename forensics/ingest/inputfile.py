@@ -10,14 +10,17 @@ rewrite, a side CSV of the lines it replaced with their reasons.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import csv
 import glob
 import hashlib
+import io
 import itertools
 import json
 import os
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from typing import Any
 import zstandard
 
 from ..errors import InputError
-from ..mapping import Mapping
+from ..mapping import CsvDialect, Mapping
 
 LINE_DELIM = "\x1f\x1e\x1d\x1c"  # never occurs in JSON text: read each line whole
 MAX_LINE_SIZE = 64 * 1024 * 1024  # longest record line; a 1M-token prompt is ~8 MB of JSON
@@ -60,7 +63,7 @@ class Prepared:
     fmt: str
     note: str | None = None
     table: str | None = None  # the staged temp table of its records
-    replaces: str | None = None  # force: the path its earlier load is recorded under
+    replaces: tuple[str, ...] | None = None  # force: the paths whose earlier load it replaces
     side: str | None = None  # rewritten input (_normalize): CSV of the lines it replaced
     gaps: str | None = None  # CSV: file of the lines that start no record (_CsvLines)
     row_groups: int | None = None  # Parquet staged alone: its row groups (the footer's)
@@ -161,7 +164,7 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
     check = _LineCheck(MAX_LINE_SIZE) if fmt in ("jsonl", "csv") else None
     gaps = scratch / f"{next(_GAPS)}.gaps"
     if check is not None and fmt == "csv":
-        check.csv = _CsvLines(m.csv.quote, m.csv.escape_char, gaps)
+        check.csv = _CsvLines(m.csv.quote, m.csv.escape_char, gaps, m.csv.delimiter)
     comp = _compression(path)
     try:
         size = path.stat().st_size
@@ -192,22 +195,29 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
             prepared.read_path = str(target)
             prepared.note = f"ignored {padding:,} zero bytes after the last {comp} member"
         if truncated:
-            target = scratch / f"{prepared.sha256[:16]}.prefix"
-            with target.open("wb") as sink:
-                _check_stream(path, comp, None, sink)
-            kept = _cut_at_last_newline(target)
-            prepared.read_path = str(target)
-            prepared.note = (
-                f"truncated {comp} stream: loaded the {kept:,} decompressed bytes before the "
-                "break; the partial record at the break was not read"
-            )
-            out_bytes = kept
+            assert check is not None  # a request log (Parquet inside gzip/zstd is refused)
+            if check.csv is not None:  # a record may span lines: cut where the last began
+                out_bytes = _torn(
+                    prepared, comp, scratch, check.csv.record_line, check.csv.record_start
+                )
+            else:
+                out_bytes = _torn(prepared, comp, scratch, check.lf + 1)
         if out_bytes == 0:
             raise InputError(
                 "the file is empty once decompressed", where=where, fix="check the export"
             )
     if check is not None:
         _check_encoding(check.head, where)
+    if check is not None and check.csv is not None and check.csv.lone_cr is not None:
+        line = check.csv.lone_cr
+        raise InputError(
+            "a carriage return (CR) outside a quoted value and not before a line feed: RFC "
+            "4180 allows one only inside quotes or in a CRLF line end, and whether it ends a "
+            "record or is part of a value cannot be told",
+            where=f"{where}:{line}",
+            fix="quote that value or remove the CR (a file whose lines end with CR alone, "
+            "as old Mac programs wrote, converts with tr '\\r' '\\n')",
+        )
     if check is not None and check.finish(fmt):
         _normalize(prepared, comp if prepared.read_path == where else None, scratch, check.mixed)
     if check is not None and check.csv is not None and check.csv.close():
@@ -223,6 +233,35 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
                 "in the mapping)",
             )
     return prepared
+
+
+def csv_header(path: str, dialect: CsvDialect) -> list[str]:
+    """The column names of a CSV file's header (physical line `dialect.skip` + 1), split as
+    `dialect` says (RFC 4180 by default), as written: a repeated name is there twice. [] for
+    a file without that line."""
+    source = Path(path)
+    comp = _compression(source)
+    head = b""
+    chunks = _decompress(source, comp, {}) if comp else _plain_chunks(source)
+    with contextlib.closing(chunks):
+        for chunk in chunks:
+            head += chunk
+            if head.count(b"\n") > dialect.skip or len(head) > MAX_LINE_SIZE:
+                break
+    lines = head.split(b"\n")[dialect.skip :]
+    text = b"\n".join(lines).decode("utf-8", errors="replace")
+    if dialect.skip == 0:
+        text = text.removeprefix("\ufeff")
+    escape = dialect.escape_char
+    reader = csv.reader(
+        io.StringIO(text, newline=""),
+        delimiter=dialect.delimiter,
+        quotechar=dialect.quote or None,
+        quoting=csv.QUOTE_MINIMAL if dialect.quote else csv.QUOTE_NONE,
+        doublequote=escape == dialect.quote,
+        escapechar=escape if escape and escape != dialect.quote else None,
+    )
+    return next(reader, [])
 
 
 def _check_encoding(head: bytes, where: str) -> None:
@@ -274,7 +313,7 @@ def _check_stream(
     return total, bool(state["truncated"]), state.get("padding", 0)
 
 
-def _decompress(path: Path, comp: str, state: dict[str, int]) -> Iterator[bytes]:
+def _decompress(path: Path, comp: str, state: dict[str, int]) -> Generator[bytes, None, None]:
     """The decompressed bytes of `path` in chunks; then state["truncated"] says whether the
     stream broke off inside a member/frame, state["padding"] how many zero bytes followed
     the last member (as GNU gzip, they are ignored: tape and block devices pad files).
@@ -318,11 +357,44 @@ def _decompressor(comp: str) -> Any:
     return zstandard.ZstdDecompressor().decompressobj()
 
 
-def _cut_at_last_newline(path: Path) -> int:
-    """Truncate a file after its last newline; the size kept."""
+TORN = "truncated record: the {comp} stream breaks off inside it"  # its quarantine reason
+
+
+def _torn(p: Prepared, comp: str, scratch: Path, line: int, start: int | None = None) -> int:
+    """Read input `p`, whose `comp` stream breaks off, through a decompressed copy of what is
+    there (`p.read_path`): its whole records, then, when the break cuts a record (the text
+    after the last line end, or from offset `start` where the last record began, is not
+    blank), PLACEHOLDER on that record's `line`, its reason and
+    length in a side CSV (`p.side`; never its text: it may hold a prompt), so that it is
+    quarantined and counted. The copy's size (0: nothing there). Records after the break are
+    not in the file: `p.note` says so, and the analysis warns of it."""
+    target = scratch / f"{p.sha256[:16]}.prefix"
+    with target.open("wb") as sink:
+        _check_stream(Path(p.path), comp, None, sink)
+    kept, tail = _cut_at_last_newline(target, start)
+    before = f"truncated {comp} stream: the records before the break ({kept:,} decompressed bytes)"
+    p.read_path = str(target)
+    if not tail:
+        p.note = f"{before} are read; the break falls between records"
+        return kept
+    side = scratch / f"{p.sha256[:16]}.torn.csv"
+    side.write_text(f"line,reason,bytes\n{line},{TORN.format(comp=comp)},{tail}\n")
+    with target.open("ab") as out:
+        out.write(PLACEHOLDER + b"\n")
+    p.side = str(side)
+    p.note = (
+        f"{before} are read; the record the break cuts (line {line}, {tail:,} bytes) is quarantined"
+    )
+    return kept + len(PLACEHOLDER) + 1
+
+
+def _cut_at_last_newline(path: Path, at: int | None = None) -> tuple[int, int]:
+    """Truncate a file after its last newline (or at offset `at`): (the size kept, the bytes
+    cut when they are not blank, else 0)."""
     size = path.stat().st_size
+    keep = 0 if at is None else at
     with path.open("rb+") as fh:
-        pos = size
+        pos = size if at is None else 0
         while pos > 0:
             step = min(_CHUNK, pos)
             fh.seek(pos - step)
@@ -330,11 +402,12 @@ def _cut_at_last_newline(path: Path) -> int:
             idx = block.rfind(b"\n")
             if idx >= 0:
                 keep = pos - step + idx + 1
-                fh.truncate(keep)
-                return keep
+                break
             pos -= step
-        fh.truncate(0)
-        return 0
+        fh.seek(keep)
+        blank = all(not chunk.strip() for chunk in iter(lambda: fh.read(_CHUNK), b""))
+        fh.truncate(keep)
+    return keep, 0 if blank else size - keep
 
 
 class _LineCheck:
@@ -403,9 +476,10 @@ class _CsvLines:
     so that staging gives each record its physical line. Vectorized per chunk (NumPy), and a
     chunk without a quote or a blank line only counts its line breaks: no per-line Python."""
 
-    def __init__(self, quote: str, escape: str, path: Path) -> None:
+    def __init__(self, quote: str, escape: str, path: Path, delimiter: str = ",") -> None:
         self.quote = quote.encode()[0] if quote else None
         self.escape = escape.encode() if escape and escape != quote else None
+        self.delim = delimiter.encode()[0]
         self.path = path
         self.out: Any = None
         self.line = 1  # physical line of the next byte
@@ -416,23 +490,38 @@ class _CsvLines:
         self.last = -1  # the last byte seen (-1: none)
         self.escapes = 0  # escape characters just before the next byte
         self.first_gap: int | None = None
+        self.run_toggles = False  # the last run of quotes opened or closed values (`_inside`)
+        self.offset = 0  # bytes seen
+        self.record_start = 0  # the offset and physical line of the last record's first byte
+        self.record_line = 1
+        self.lone_cr: int | None = None  # the first line with a lone CR outside quotes
+        self.cr_pending: int | None = None  # such a CR ended the last chunk: on this line
 
     def feed(self, data: bytes) -> None:
         if not data:
             return
+        if self.cr_pending is not None:  # the CR that ended the last chunk: a line end?
+            if data[:1] != b"\n" and self.lone_cr is None:
+                self.lone_cr = self.cr_pending
+            self.cr_pending = None
         quoted = self.quote is not None and (self.in_quote or self.quote in data)
         if (
             not quoted
             and not self.continued
+            and (self.lone_cr is not None or data.count(b"\r") == data.count(b"\r\n"))
             and b"\n\n" not in data
             and b"\n\r\n" not in data
             and not (self.length == 0 or (self.length == 1 and self.last == 13))
         ):
             breaks = data.count(b"\n")  # no quote, no blank line: only the count moves on
             self.duck += breaks
+            if breaks:  # the line after the last break starts a record
+                self.record_start = self.offset + data.rfind(b"\n") + 1
+                self.record_line = self.line + breaks
         else:
             breaks = self._lines(data, quoted)
         self.line += breaks
+        self.offset += len(data)
         cut = data.rfind(b"\n")
         self.length = len(data) - cut - 1 if cut >= 0 else self.length + len(data)
         self.last = data[-1]
@@ -446,15 +535,30 @@ class _CsvLines:
 
         arr = np.frombuffer(data, dtype=np.uint8)
         nl = np.flatnonzero(arr == 10)
-        inside = np.zeros(len(nl), dtype=bool)  # each line break lies inside a quoted value
+        crs = np.flatnonzero(arr == 13) if self.lone_cr is None else nl[:0]
+        if len(crs):  # CRs not before an LF (at the chunk's end: decided by the next byte)
+            crs = crs[(arr[np.minimum(crs + 1, len(arr) - 1)] != 10) | (crs == len(arr) - 1)]
+        at = np.concatenate((nl, crs))
+        inside_at = np.zeros(len(at), dtype=bool)  # each position lies inside a quoted value
         if quoted:
             q = np.flatnonzero(arr == self.quote)
             if self.escape is not None and len(q):
                 q = q[~self._escaped(arr, q)]
-            inside = (np.searchsorted(q, nl) + int(self.in_quote)) % 2 == 1
-            self.in_quote = (len(q) + int(self.in_quote)) % 2 == 1
+            inside_at = self._inside(arr, q, at)
+        inside = inside_at[: len(nl)]
+        lone = crs[~inside_at[len(nl) :]]
+        if len(lone):
+            lines = self.line + np.searchsorted(nl, lone)
+            if lone[0] < len(arr) - 1:
+                self.lone_cr = int(lines[0])
+            else:
+                self.cr_pending = int(lines[0])
         if not len(nl):
             return 0
+        starts = np.flatnonzero(~inside)  # line breaks after which a record starts
+        if len(starts):
+            self.record_start = self.offset + int(nl[starts[-1]]) + 1
+            self.record_line = self.line + int(starts[-1]) + 1
         lengths = nl - np.concatenate(([0], nl[:-1] + 1))
         lengths[0] += self.length
         before = np.where(nl > 0, arr[np.maximum(nl - 1, 0)], max(self.last, 0))
@@ -469,6 +573,44 @@ class _CsvLines:
         self.duck += int(counted.sum())
         self.continued = bool(inside[-1])
         return len(nl)
+
+    def _inside(self, arr: Any, q: Any, at: Any) -> Any:
+        """Whether each position `at` (line breaks, CRs) lies inside a quoted value, as an
+        RFC 4180 reader
+        (DuckDB's) splits the data, given the quotes at `q` (escaped ones left out); the
+        state carried to the next chunk moves on. A quote opens a value only at a field's
+        start (after the delimiter or a line break, or at the input's start): elsewhere
+        outside a value it is data (`a"b`), so a stray quote never makes the lines after it
+        a value's continuation. Adjacent quotes act as a run: at a field's start or inside a
+        value each of them opens or closes (`""`: an empty value, or an escaped quote);
+        elsewhere the run is data, and ends a value it is inside of when odd (its closing
+        quote, then what follows it)."""
+        import numpy as np
+
+        carried = self.in_quote
+        if not len(q):
+            return np.full(len(at), carried)
+        first = np.concatenate(([True], np.diff(q) != 1))  # each quote that starts a run
+        starts = q[first]
+        ends = np.concatenate((q[np.flatnonzero(first)[1:] - 1], q[-1:]))
+        odd = (ends - starts) % 2 == 0  # runs of an odd number of quotes
+        prev = np.where(starts > 0, arr[np.maximum(starts - 1, 0)].astype(int), self.last)
+        at_start = (prev == self.delim) | (prev == 10) | (prev == -1)
+        if starts[0] == 0 and self.last == self.quote:  # a run going on from the last chunk
+            at_start[0] = self.run_toggles
+        # after each run: an odd run at a field's start toggles, an odd run elsewhere closes
+        # (or stays out), an even run changes nothing
+        closes = ~at_start & odd
+        toggled = np.cumsum(at_start & odd)
+        idx = np.arange(len(starts))
+        last_close = np.maximum.accumulate(np.where(closes, idx, -1))
+        since = toggled - np.where(last_close >= 0, toggled[np.maximum(last_close, 0)], 0)
+        state = (since + np.where(last_close >= 0, 0, int(carried))) % 2 == 1
+        before_last = bool(state[-2]) if len(state) > 1 else carried
+        self.run_toggles = bool(at_start[-1]) or before_last
+        self.in_quote = bool(state[-1])
+        runs = np.searchsorted(ends, at)  # the runs that end before each position
+        return np.where(runs > 0, state[np.maximum(runs - 1, 0)], carried)
 
     def _escaped(self, arr: Any, q: Any) -> Any:
         """Which quotes at `q` follow an odd run of escape characters (counted across
@@ -536,6 +678,8 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path, mixed: bool = False
     line_no = 1
     with out_path.open("wb") as out, side_path.open("w", encoding="utf-8") as side:
         side.write("line,reason,bytes\n")
+        if p.side is not None:  # a record torn by a cut stream (`_torn`) keeps its line
+            side.writelines(Path(p.side).read_text(encoding="utf-8").splitlines(True)[1:])
 
         def bad(reason: str, size: int, cr: bool = False) -> None:
             nonlocal line_no
@@ -605,7 +749,7 @@ def _normalize(p: Prepared, comp: str | None, scratch: Path, mixed: bool = False
     p.side = str(side_path)
 
 
-def _plain_chunks(path: Path) -> Iterator[bytes]:
+def _plain_chunks(path: Path) -> Generator[bytes, None, None]:
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
             yield chunk
@@ -675,6 +819,8 @@ _GATEWAY = ("jsonl", "csv", "parquet")
 def _is_log(path: Path, fmt: str | None) -> bool:
     """Whether a file found in a folder is a log of format `fmt` (None: a request log)."""
     found = suffix_format(path)
+    if found == "sglang" and fmt in ("vllm", "trtllm"):  # every engine's logs are .log/.txt
+        found = fmt
     if found is None or found not in ((fmt,) if fmt else _GATEWAY):
         return False
     plain = [s.lower() for s in path.suffixes if s.lower() not in _COMPRESSED]

@@ -473,46 +473,70 @@ class _SqlFailures:
 
 def _mapping_error(m: Mapping, p: Prepared, e: Exception) -> InputError:
     return InputError(
-        f"the mapping cannot be applied ({first_line(e)})",
+        f"the mapping cannot be applied ({first_line(e).replace(p.read_path, p.path)})",
         where=f"{m.origin} on {p.path}",
         fix="check the sql expressions and paths in [fields]/[extra] against the source",
     )
 
 
-def stored_inputs(engine: DuckDBEngine) -> dict[str, tuple[str, str | None]]:
-    """Every input already ingested: sha256 -> (path, mapping digest or None when not
-    recorded), read once for the `already` checks of one call."""
+@dataclass(frozen=True)
+class StoredInputs:
+    """The inputs already ingested, read once for the `already` checks of one call."""
+
+    by_sha: dict[str, tuple[str, str | None]]  # sha256 -> (path, mapping digest or None)
+    by_path: dict[str, set[str]]  # path -> the sha256s loaded under it
+
+
+def stored_inputs(engine: DuckDBEngine) -> StoredInputs:
+    """Every input already ingested: by sha256 (its path and mapping digest, None when not
+    recorded) and by path."""
     if not engine.table_exists("inputs"):
-        return {}
+        return StoredInputs({}, {})
     has_mapping = "mapping_sha256" in dict(engine.describe("SELECT * FROM inputs"))
     rows = engine.rows(
         "SELECT sha256, path, "
         + ("mapping_sha256" if has_mapping else "NULL::VARCHAR")
         + " FROM inputs"
     )
-    return {sha: (path, digest) for sha, path, digest in rows}
+    by_path: dict[str, set[str]] = {}
+    for sha, path, _ in rows:
+        by_path.setdefault(path, set()).add(sha)
+    return StoredInputs({sha: (path, digest) for sha, path, digest in rows}, by_path)
 
 
 def already(
     p: Prepared,
     earlier: set[str],
-    stored: dict[str, tuple[str, str | None]],
+    stored: StoredInputs,
     m: Mapping,
     force: bool = False,
 ) -> bool:
     """Whether this input's content was ingested before (`stored`, from `stored_inputs`) or
     is earlier in this call (its sha256 in `earlier`), and is to be skipped. Loaded with
-    another mapping: InputError, unless `force`, which marks it to be re-ingested
-    (`p.replaces`)."""
+    another mapping, or its path loaded with other content (a log re-exported under its
+    name): InputError, unless `force`, which marks it to be re-ingested (`p.replaces`: every
+    path whose earlier load it replaces, its own and that of its content)."""
     if p.sha256 in earlier:
         return True
-    prior = stored.get(p.sha256)
+    prior = stored.by_sha.get(p.sha256)
+    other = sorted(stored.by_path.get(p.source, set()) - {p.sha256})
+    if force and (prior is not None or other):
+        paths = ([prior[0]] if prior is not None else []) + ([p.source] if other else [])
+        p.replaces = tuple(dict.fromkeys(paths))
+        return False
+    if other:
+        raise InputError(
+            f"the case database holds other content loaded from this path (sha256 "
+            f"{', '.join(s[:16] for s in other)}; the file's is now {p.sha256[:16]}): a log "
+            "re-exported under its name would be counted beside its earlier load",
+            where=p.path,
+            fix=f"give {option('force')} to replace what was loaded from it (its requests and "
+            "quarantine rows) with this content, or give the new export another file name to "
+            "keep both",
+        )
     if prior is None:
         return False
     path, stored_mapping = prior
-    if force:
-        p.replaces = path
-        return False
     if stored_mapping is not None and stored_mapping != mapping_digest(m):
         raise InputError(
             f"already ingested (as {path}) with another mapping, which this one would not replace",
@@ -524,23 +548,16 @@ def already(
 
 
 def _forget(engine: DuckDBEngine, p: Prepared) -> None:
-    """Delete what an earlier load of this input left (`force`), inside the transaction.
-    Its rows are known by their source path: refused when another input shares it."""
+    """Delete what earlier loads left under the paths this input replaces (`force`: its own
+    path, whatever content was loaded from it, and the path its content was loaded under),
+    inside the transaction: their requests, quarantine rows and `inputs` rows."""
     assert p.replaces is not None
-    shared = engine.scalar(
-        queries.load("ingest/inputs_sharing_path"), path=p.replaces, sha256=p.sha256
-    )
-    if shared:
-        raise InputError(
-            f"cannot re-ingest it alone: {shared} other input(s) were loaded under the same "
-            f"path {p.replaces}, and records keep only the path",
-            where=p.path,
-            fix=f"ingest every log into a new {option('db')} instead",
-        )
-    for query in (
-        "ingest/forget_requests",
-        "ingest/forget_quarantine",
-        "ingest/forget_quarantine_values",
-    ):
-        engine.run(query, path=p.replaces)
-    engine.run("ingest/forget_input", sha256=p.sha256)
+    for path in p.replaces:
+        for query in (
+            "ingest/forget_requests",
+            "ingest/forget_quarantine",
+            "ingest/forget_quarantine_values",
+            "ingest/forget_input",
+        ):
+            engine.run(query, path=path)
+    engine.run("ingest/forget_content", sha256=p.sha256)

@@ -46,6 +46,7 @@ from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, option
 from ..schema import ROLES, InputStats
+from .capacity_spans import rebuild_capacity, register
 from .inputfile import hash_file, literal_path
 
 # read each line whole: a 4-byte delimiter that never occurs in a log, no quoting
@@ -55,6 +56,9 @@ _UNKNOWN_ROLE = " role=unknown (give its role)"
 _PARSED = "_sglang_parsed"
 # the metrics exporter's hourly file (request_metrics_exporter.py): named by the hour only
 _METRICS_FILE = re.compile(r"^sglang-request-metrics-\d{8}_\d{2}$")
+
+
+register("sglang", schema_query="sglang/schema", capacity_query="sglang/capacity")
 
 
 def node_from_path(path: Path) -> str:
@@ -145,7 +149,7 @@ def _ingest_all(
         out.append(_ingest_one(engine, path, digest, size, node, role))
     engine.run("sglang/fill_abort_rooms")
     engine.run("sglang/fill_roles")
-    engine.materialize("engine_capacity", "sglang/capacity")
+    rebuild_capacity(engine)  # every engine's spans
     return [_role_note(engine, s) for s in out]
 
 
@@ -189,7 +193,7 @@ def _ingest_one(
         ("engine_aborts", "sglang/insert_aborts"),
         ("quarantine", "sglang/insert_quarantine"),
     ):
-        engine.execute(f"INSERT INTO {table} {queries.load(query)}", **ids)
+        engine.execute(f"INSERT INTO {table} BY NAME {queries.load(query)}", **ids)
     loaded, duplicates, quarantined = engine.rows(queries.load("sglang/counts"))[0]
     read = loaded + duplicates + quarantined
     note = f"lines={lines} other={lines - read}"

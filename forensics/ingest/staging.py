@@ -428,9 +428,10 @@ def memory_error(p: Prepared, e: Exception) -> ResourceError:
 
 
 def read_error(p: Prepared, e: Exception) -> InputError:
-    """The input cannot be read as its format: one line naming it."""
+    """The input cannot be read as its format: one line naming it (DuckDB's error names the
+    file it read, which may be a decompressed or rewritten copy: the input is named)."""
     return InputError(
-        f"cannot read as {p.fmt} ({first_line(e)})",
+        f"cannot read as {p.fmt} ({first_line(e).replace(p.read_path, p.path)})",
         where=p.path,
         fix="check the file is complete and of the format its name or mapping says",
     )

@@ -55,6 +55,8 @@ PARQUET_SIDE_TABLES = (
     "engine_capacity",
     "engine_requests",
     "engine_aborts",
+    "engine_kv_faults",
+    "engine_pool_usage",
 )
 
 

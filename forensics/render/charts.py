@@ -763,6 +763,35 @@ def _parse(value: str) -> datetime:
 COVERAGE_GAP_COLOUR = "#d62728"
 
 
+def pool_usage_chart(frame: pl.DataFrame, window_start: str, window_end: str) -> alt.Chart:
+    """KV pool usage (percent) per engine node over the window, as the engine's periodic
+    stats lines state it. `frame`: node, ts (ISO UTC), usage_pct."""
+    data = ChartData()
+    return data.attach(
+        alt.Chart(data(frame))
+        .mark_line(point=True)
+        .encode(
+            x=_utc_x("ts", "time (UTC)", [window_start, window_end], format="%b %d %H:%M"),
+            y=alt.Y("usage_pct:Q", title="KV pool usage (%)", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color("node:N", title="node", legend=alt.Legend(orient="top")),
+            tooltip=[
+                alt.Tooltip("node:N"),
+                alt.Tooltip("ts:N", title="at"),
+                alt.Tooltip("usage_pct:Q", title="usage %", format=".1f"),
+            ],
+        )
+        .properties(
+            width=_WIDTH - 60,
+            height=160,
+            title=alt.Title(
+                "KV pool usage by engine node",
+                subtitle="From the engines' periodic stats lines (KV cache usage: P%).",
+                anchor="start",
+            ),
+        )
+    )
+
+
 def coverage_chart(cells: pl.DataFrame, window_start: str, window_end: str) -> alt.TopLevelMixin:
     """Coverage of the window by the logs, one lane per source or engine node: each UTC
     hour with records shaded by their count, each gap (an hour with none, or fewer than 5% of

@@ -215,6 +215,20 @@ def hourly(engine: SQLEngine) -> Figure:
     return Figure(charts.hourly_chart(frames[1]))
 
 
+def pool_usage(engine: SQLEngine, case: Case) -> Figure | None:
+    """The engines' KV pool usage over the window (vLLM's periodic stats lines), one line
+    per node; None when the logs hold none (the report then leaves the chart out)."""
+    if not engine.table_exists("engine_pool_usage"):
+        return None
+    frame = engine.frame(
+        "figures/pool_usage", window_start=case.window_start, window_end=case.window_end
+    )
+    if not frame.height:
+        return None
+    frame = frame.with_columns(pl.col("ts").map_elements(_iso, return_dtype=pl.String))
+    return Figure(charts.pool_usage_chart(frame, *window(case)))
+
+
 def coverage(summary: Mapping[str, Any], case: Case) -> Figure:
     """Coverage of the window by the logs (summary.json `coverage`): per source and engine
     node, the hours with records and the gaps. Hours with nothing that are not gaps are

@@ -381,8 +381,12 @@ def _load_jurisdictions(engine: SQLEngine, case: Case) -> str | None:
             where=where,
             fix="name the accounts file's column that holds each account's jurisdiction",
         )
+    # " eu" and "eu" are one jurisdiction: surrounding whitespace is no part of a value (an
+    # empty value after it is unknown)
+    trimmed = pl.col(column).cast(pl.String).str.strip_chars()
     values = accounts.select(
-        pl.col("account_id").cast(pl.String), pl.col(column).cast(pl.String).alias("jurisdiction")
+        pl.col("account_id").cast(pl.String),
+        pl.when(trimmed == "").then(None).otherwise(trimmed).alias("jurisdiction"),
     )
     if values.filter(pl.col("jurisdiction") == UNKNOWN_JURISDICTION).height:
         raise InputError(
@@ -463,27 +467,6 @@ def _clear_notices(folder: Path) -> None:
         for path in folder.iterdir():
             if path.is_file() and notices.NOTICE_NAME.search(path.name):
                 path.unlink()
-
-
-def remove_outputs(out_dir: Path) -> list[str]:
-    """Remove from `out_dir` what `write_lists` writes (its names only: other files stay),
-    e.g. when a new analysis makes them stale; the paths removed, relative to `out_dir`."""
-    folder = out_dir / "notify"
-    removed = []
-    files = [RECIPIENTS, DATA_OWNERS, EXCLUDED, JURISDICTIONS, NOTICE_INDEX]
-    for name in [*(f.name for f in files), "regulator_summary.md", "README.md"]:
-        if (folder / name).is_file():
-            (folder / name).unlink()
-            removed.append(f"notify/{name}")
-    for sub in KINDS.values():
-        notes = folder / NOTICES / sub
-        if notes.is_dir() and any(notices.NOTICE_NAME.search(p.name) for p in notes.iterdir()):
-            _clear_notices(notes)
-            removed.append(f"notify/{NOTICES}/{sub}/")
-    for emptied in (*(folder / NOTICES / sub for sub in KINDS.values()), folder / NOTICES, folder):
-        if removed and emptied.is_dir() and not any(emptied.iterdir()):
-            emptied.rmdir()
-    return removed
 
 
 def _remove(path: Path) -> None:

@@ -123,6 +123,7 @@ def _page(
         _section("chart-daily", figures.daily(engine)),
         _section("chart-hourly", figures.hourly(engine)),
         _section("chart-coverage", figures.coverage(summary, case)),
+        *_optional("chart-pool-usage", figures.pool_usage(engine, case)),
     ]
     events = figures.events_frame(case)
 
@@ -147,6 +148,11 @@ def _page(
     report = out_dir / "report.html"
     report.write_text(html, encoding="utf-8", newline="\n")
     return report, timeline_spec
+
+
+def _optional(element: str, figure: figures.Figure | None) -> list[Section]:
+    """A chart the page shows only when its data is there (none: no section)."""
+    return [] if figure is None else [_section(element, figure)]
 
 
 def _section(element: str, figure: figures.Figure, spec: dict[str, Any] | None = None) -> Section:
@@ -443,9 +449,10 @@ CONTRIBUTION_SENTENCES = {
         "that would be."
     ),
     ("engine_only", "max"): (
-        "{n} request(s) show the bug's signature in the engine logs (prefill rejected for "
-        "capacity, decode finished) with no exposed gateway record, and no excluded account or "
-        "failed status explains them."
+        "{n} request(s) show the bug's signature (prefill rejected for capacity, decode "
+        "finished) or a KV transfer fault (KV blocks released on an expired lease, or read "
+        "after it) in the engine logs with no exposed gateway record, and no excluded account "
+        "or failed status explains them."
     ),
 }
 EXACT = (
@@ -453,6 +460,15 @@ EXACT = (
     "capacity entry, assumed status, conflicting duplicate, engine-only signature or declared "
     "clock or token uncertainty could change it."
 )
+
+
+def cut_sentence(paths: list[str]) -> str:
+    """The sentence for inputs cut short (summary.json `cut_inputs`)."""
+    what = "1 input was" if len(paths) == 1 else f"{len(paths):,} inputs were"
+    return (
+        f"{what} cut short (a truncated gzip or zstd stream: {', '.join(paths)}): requests "
+        "logged after the break are in no figure, so the maximum may be higher."
+    )
 
 
 def contribution_sentence(contribution: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
@@ -494,6 +510,10 @@ def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
             for c in rng.get("contributions") or []
         ]
         view["exact"] = not rng.get("contributions")
+    cut = summary.get("cut_inputs") or []
+    if cut:  # records after the break are unknown: never exact
+        view["exact"] = False
+        view["sentences"].append(("max", cut_sentence([str(c) for c in cut])))
     entries = summary.get("assumptions")
     if isinstance(entries, list):
         view["assumptions"] = Table(

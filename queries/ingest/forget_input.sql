@@ -1,2 +1,2 @@
--- Delete an input's row of `inputs` (re-ingest with --force).
-DELETE FROM inputs WHERE sha256 = $sha256
+-- Delete the `inputs` rows of a path (re-ingest with --force: whatever content it held).
+DELETE FROM inputs WHERE path = $path

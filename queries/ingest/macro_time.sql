@@ -153,6 +153,26 @@ CASE
     ELSE _ing_time_why(v, unit, tz, label)
 END;
 
+-- the clock of a time text past 23:59:60 (`T24:00:00Z`, ISO 8601's end of day, which RFC
+-- 3339 has not), whatever follows it: which of hour, minute, second is out of range (NULL
+-- when none is), so that the `Z` after it is not taken for a zone name
+CREATE OR REPLACE TEMP MACRO _ing_clock_why(v, label) AS
+list_transform(
+    [regexp_extract(
+        upper(v),
+        '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?(?:[.,][0-9]+)?'
+        || '(?: ?[A-Z+-].*)?$',
+        ['h', 'mi', 's']
+    )],
+    lambda p: CASE
+        WHEN p['h'] = '' THEN NULL
+        WHEN CAST(p['h'] AS INTEGER) > 23 THEN 'hour out of range in ' || label || ' (00-23)'
+        WHEN CAST(p['mi'] AS INTEGER) > 59 THEN 'minute out of range in ' || label || ' (00-59)'
+        WHEN p['s'] <> '' AND CAST(p['s'] AS INTEGER) > 60
+        THEN 'second out of range in ' || label || ' (00-60)'
+    END
+)[1];
+
 -- why _ing_time(v, ...) is NULL for a non-NULL v; `label` names the field
 CREATE OR REPLACE TEMP MACRO _ing_time_why(v, unit, tz, label) AS
 CASE
@@ -179,6 +199,7 @@ CASE
             ELSE 'time out of range ' || label || ' (years 0001-9999 UTC)'
         END
     )[1]
+    WHEN _ing_clock_why(v, label) IS NOT NULL THEN _ing_clock_why(v, label)
     WHEN regexp_full_match(
         upper(v),
         '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)? ?[+-][0-9:]+'

@@ -9,7 +9,8 @@
 -- and puts an exposed response without one on the range's minimum. The input's path (`source`) is not a column here: the inserts bind it, so the typed
 -- table does not carry a copy of it per record. Bounds (docs "Trust model"): an id or other
 -- text field longer than $max_text_bytes bytes, a token count of $max_tokens or more, and an
--- end before the start are refused; `__dup` (a mapped JSON key the record repeats) and
+-- end before the start are refused; `__dup` (a mapped JSON key the record repeats; `__dups`
+-- every one it repeats, which quarantine_values reads as unreadable) and
 -- `__sqlerr` (a { sql } field whose expression failed on the record) come from the mapping.
 -- The records may be of several inputs (a load run): source_row is the input's index *
 -- $stride + its row; a record without a mapped request_id is named by its input's sha256
@@ -20,6 +21,7 @@ WITH typed AS (
         __raw AS raw,
         __err,
         __dup,
+        __dups,
         __sqlerr,
         coalesce(
             v_request_id,
@@ -55,6 +57,7 @@ SELECT
     status, prefill_node, decode_node, ts_end,
     source_row, extra, raw, __err, __dup, __sqlerr, v_prompt_tokens, v_completion_tokens,
     v_ts, n_ts, v_ts_end, n_ts_end, v_status, n_status,
+    __dups,
     CASE
         WHEN __err IS NOT NULL THEN 'record'
         WHEN __dup IS NOT NULL THEN 'duplicate key'

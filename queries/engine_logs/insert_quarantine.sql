@@ -1,0 +1,5 @@
+-- Malformed evidence lines of one engine log, with the reason (raw withheld where the line
+-- may hold a prompt).
+SELECT CAST($source AS VARCHAR) AS source, source_row AS row, reason, raw
+FROM _engine_parsed
+WHERE reason IS NOT NULL

@@ -1,0 +1,360 @@
+# ruff: noqa: E501  (log lines are quoted whole, as the engine writes them)
+"""vLLM server logs: the clock (no year, no zone), the capacity rules, refusals, KV
+transfer faults and the fault rules (torn lines, interleaving files, time going back).
+Every log is a few literal lines in vLLM's own spellings (tests/fixtures/vllm/*/README.md
+names their sources); each expectation is derived in the docstring."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from forensics import ingest
+from forensics.analysis import evidence
+from forensics.cli import app
+from forensics.engines import DuckDBEngine
+from forensics.errors import InputError
+
+ARGS_P = (
+    "INFO 01-20 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 131072, "
+    "'kv_transfer_config': KVTransferConfig(kv_connector='NixlConnector', kv_role='kv_producer')}"
+)
+ARGS_NONE = (
+    "INFO 01-20 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 8192}"
+)
+
+
+def write(tmp_path: Path, name: str, *lines: str, newline: bool = True) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + ("\n" if newline else ""), encoding="utf-8")
+    return path
+
+
+def load(tmp_path: Path, *files: Path, **clock: Any) -> DuckDBEngine:
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    ingest.ingest_into(eng, list(files), profile="vllm", clock=ingest.Clock(**clock))
+    return eng
+
+
+def spans(eng: DuckDBEngine) -> list[tuple[Any, ...]]:
+    return eng.rows(
+        "SELECT role, tokens, context_len, start_ts, end_ts FROM engine_capacity "
+        "ORDER BY start_ts, role"
+    )
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+def test_a_log_crossing_new_year_takes_the_next_year(tmp_path: Path) -> None:
+    """--year 2025 is the first line's year; 12-31 -> 01-01 goes back eleven months in
+    month-day, so the pool line is 2026-01-01 00:00:05, not January 2025."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 12-31 23:58:01 api_server.py:713] args: Namespace(model='m', max_model_len=4096)",
+        "INFO 01-01 00:00:05 gpu_executor.py:76] # GPU blocks: 1000, # CPU blocks: 2048",
+    )
+    with load(tmp_path, log, year=2025) as eng:
+        assert spans(eng)[0][3] == utc(2026, 1, 1, 0, 0, 5)
+
+
+def test_the_case_window_gives_the_year_nearest_to_its_start(tmp_path: Path) -> None:
+    """Window from 2027-01-01: a first line on 12-31 is nearer as 2026-12-31 than as
+    2027-12-31, so the span starts 2026-12-31 23:59:00."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE.replace("01-20 14:02:11", "12-31 23:58:00"),
+        "INFO 12-31 23:59:00 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    with load(tmp_path, log, anchor=datetime(2027, 1, 1, 3, 0)) as eng:
+        assert spans(eng)[0][3] == utc(2026, 12, 31, 23, 59)
+
+
+def test_the_timezone_shifts_local_times_to_utc(tmp_path: Path) -> None:
+    """14:04:02 in Europe/Berlin (UTC+1 in January) is 13:04:02 UTC."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    with load(tmp_path, log, year=2026, timezone="Europe/Berlin") as eng:
+        assert spans(eng)[0][3] == utc(2026, 1, 20, 13, 4, 2)
+
+
+def test_without_a_year_vllm_logs_are_refused(tmp_path: Path) -> None:
+    log = write(tmp_path, "p.log", ARGS_NONE)
+    with pytest.raises(InputError, match="name no year"):
+        load(tmp_path, log)
+
+
+def test_kv_both_or_no_transfer_config_gives_a_span_per_role(tmp_path: Path) -> None:
+    """No kv_transfer_config: the node serves both roles: a prefill and a decode span of
+    16,384 tokens, context 8,192."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert [(r, t, c) for r, t, c, _, _ in spans(eng)] == [
+            ("decode", 16384, 8192),
+            ("prefill", 16384, 8192),
+        ]
+
+
+def test_blocks_times_the_block_size_of_the_args_dump(tmp_path: Path) -> None:
+    """V0 with block_size=32: 1,000 blocks x 32 = 32,000 tokens (not x 16)."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 01-20 14:00:00 api_server.py:713] args: Namespace(model='m', max_model_len=4096, block_size=32)",
+        "INFO 01-20 14:01:00 executor_base.py:111] # cuda blocks: 1000, # CPU blocks: 2048",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert spans(eng)[0][1] == 32000
+
+
+def test_data_parallel_ranks_are_one_start_and_a_restart_a_new_span(tmp_path: Path) -> None:
+    """Two DP ranks print 862,400 each: one span from 14:04:02; a new args dump at 15:00:00
+    (restart) with 400,000 ends it there and opens a second span from 15:02:00."""
+    log = write(
+        tmp_path,
+        "d.log",
+        ARGS_P,
+        "(EngineCore_DP0 pid=1) INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 862,400 tokens",
+        "(EngineCore_DP1 pid=2) INFO 01-20 14:04:03 [kv_cache_utils.py:1733] GPU KV cache size: 862,400 tokens",
+        ARGS_P.replace("14:02:11", "15:00:00"),
+        "(EngineCore pid=3) INFO 01-20 15:02:00 [kv_cache_utils.py:1733] GPU KV cache size: 400,000 tokens",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert spans(eng) == [
+            ("prefill", 862400, 131072, utc(2026, 1, 20, 14, 4, 2), utc(2026, 1, 20, 15, 0, 0)),
+            ("prefill", 400000, 131072, utc(2026, 1, 20, 15, 2, 0), None),
+        ]
+
+
+def test_a_failed_start_has_no_span(tmp_path: Path) -> None:
+    """The pool line is printed, then the estimated maximum model length error: no span."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        "(EngineCore pid=3) INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 100,000 tokens",
+        "(EngineCore pid=3) ERROR 01-20 14:04:03 [core.py:1165] EngineCore failed to start.",
+        "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (12.21 GiB). Based on the available memory, the estimated maximum model length is 100000. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert spans(eng) == []
+
+
+def test_a_number_cut_by_the_end_of_the_file_is_quarantined(tmp_path: Path) -> None:
+    """The last line `GPU KV cache size: 264,2` has no newline and no ` tokens`: it is
+    quarantined, and the span keeps the earlier 16,384."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+        "INFO 01-20 14:05:02 [kv_cache_utils.py:1733] GPU KV cache size: 264,2",
+        newline=False,
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert [s[1] for s in spans(eng)] == [16384, 16384]
+        (reason,) = eng.rows("SELECT reason FROM quarantine")[0]
+        assert reason.startswith("line cut short")
+
+
+def test_a_context_length_refusal_states_prompt_and_limit_and_names_no_request(
+    tmp_path: Path,
+) -> None:
+    """0.8 wording: 141,000 requested = 140,000 in the messages + 1,000 in the completion:
+    requested_tokens 140,000, max_tokens 131,072, rid NULL; the traceback line takes the
+    time of the ERROR line above it (14:11:30)."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        "ERROR 01-20 14:11:30 [serving_chat.py:200] Error in preprocessing prompt inputs",
+        "Traceback (most recent call last):",
+        "ValueError: This model's maximum context length is 131072 tokens. However, you requested 141000 tokens (140000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
+        "WARNING 01-20 14:12:00 scheduler.py:1092] Input prompt (9000 tokens) is too long and exceeds limit of 8192",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert eng.rows(
+            "SELECT rid, requested_tokens, max_tokens, kind, ts FROM engine_aborts ORDER BY ts"
+        ) == [
+            (None, 140000, 131072, "rejected", utc(2026, 1, 20, 14, 11, 30)),
+            (None, 9000, 8192, "rejected", utc(2026, 1, 20, 14, 12, 0)),
+        ]
+
+
+def test_a_refusal_record_spans_lines_ending_in_crlf_each_with_the_head(tmp_path: Path) -> None:
+    """vLLM's NewLineFormatter writes every line of a traceback after "\\r\\n" and the
+    record's head: the ValueError line is file line 4 (not 6: the CRs end no extra line),
+    one refusal, and the file holds 4 lines."""
+    head = "ERROR 01-20 14:11:30 [serving_chat.py:200] "
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        head + "Error in preprocessing prompt inputs\r",
+        head + "Traceback (most recent call last):\r",
+        head
+        + "ValueError: This model's maximum context length is 131072 tokens. However, your request has 140000 input tokens. Please reduce the length of the input messages.",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(eng, [log], profile="vllm", clock=ingest.Clock(year=2026))
+        assert eng.rows("SELECT source_row, requested_tokens, max_tokens FROM engine_aborts") == [
+            (4, 140000, 131072)
+        ]
+    assert (report.inputs[0].note or "").startswith("lines=4 ")
+
+
+def test_kv_faults_repeated_by_workers_are_one_row_and_duplicates(tmp_path: Path) -> None:
+    """Two TP workers print the same expired line: one engine_kv_faults row (lines 2) and
+    one duplicate in the accounting: 4 evidence lines = 3 loaded + 1 duplicate."""
+    expired = (
+        "WARNING 01-20 14:12:00 [base_worker.py:3440] Releasing expired KV blocks for "
+        "request chatcmpl-abc-0a1b2c3d which were retrieved by 0 remote worker(s) before "
+        "lease expired."
+    )
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        f"(Worker_TP0 pid=1) {expired}",
+        f"(Worker_TP1 pid=2) {expired}",
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(eng, [log], profile="vllm", clock=ingest.Clock(year=2026))
+        s = report.inputs[0]
+        assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (4, 3, 1, 0)
+        assert eng.rows("SELECT rid, ext_rid, kind, lines FROM engine_kv_faults") == [
+            ("chatcmpl-abc-0a1b2c3d", "chatcmpl-abc", "expired", 2)
+        ]
+
+
+def test_lines_going_back_in_time_are_reported(tmp_path: Path) -> None:
+    """Line 3 (14:03:00) comes after line 2 (14:04:02): back_in_time=1 from line 3."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+        "INFO 01-20 14:03:00 [loggers.py:250] Engine 000: GPU KV cache usage: 1.0%",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(eng, [log], profile="vllm", clock=ingest.Clock(year=2026))
+    assert "back_in_time=1 from line 3" in (report.inputs[0].note or "")
+
+
+def test_two_files_of_one_node_interleaving_in_time_are_refused(tmp_path: Path) -> None:
+    """a/p.log covers 14:02:11-14:04:02, b/p.log 14:03:00-14:05:00: both node p, overlapping:
+    refused, and nothing is loaded."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = write(
+        tmp_path / "a",
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    two = write(
+        tmp_path / "b",
+        "p.log",
+        ARGS_NONE.replace("14:02:11", "14:03:00"),
+        "INFO 01-20 14:05:00 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng, pytest.raises(InputError, match="interleave"):
+        ingest.ingest_into(eng, [one, two], profile="vllm", clock=ingest.Clock(year=2026))
+    with DuckDBEngine(tmp_path / "case.duckdb") as eng:
+        assert not eng.table_exists("inputs") or eng.scalar("SELECT count(*) FROM inputs") == 0
+
+
+def test_kv_faults_reconcile_with_the_gateway_and_widen_the_range(tmp_path: Path) -> None:
+    """Faults for chatcmpl-abc (gateway id abc, band exposed: matched through the
+    `chatcmpl-` prefix and the `-0a1b2c3d` suffix) and chatcmpl-zzz (no gateway record:
+    engine_only)."""
+    lines = [
+        f"WARNING 01-20 14:12:00 [base_worker.py:3440] Releasing expired KV blocks for request "
+        f"chatcmpl-{r}-0a1b2c3d which were retrieved by 0 remote worker(s) before lease expired."
+        for r in ("abc", "zzz")
+    ]
+    log = write(tmp_path, "p.log", ARGS_P, *lines)
+    with load(tmp_path, log, year=2026) as eng:
+        eng.execute(
+            "CREATE TABLE requests AS SELECT 'abc' AS request_id, CAST('{}' AS JSON) AS extra, "
+            "'acct' AS account_id, 200 AS status"
+        )
+        eng.execute(
+            "CREATE TABLE bands AS SELECT 'abc' AS request_id, 'exposed' AS band, "
+            "200 AS status, CAST(NULL AS VARCHAR) AS exclusion_reason"
+        )
+        out = evidence.engine_evidence(eng, SimpleNamespace(context_window=None, sources=()))  # type: ignore[arg-type]
+    assert out is not None
+    assert out["engine_kv_faults"] == 2
+    rec = out["engine_reconciliation"]
+    assert rec["matched"]["count"] == 1
+    assert rec["engine_only"]["reasons"] == {
+        "KV transfer fault: no gateway request with this id": {
+            "count": 1,
+            "request_ids": ["chatcmpl-zzz"],
+            "bootstrap_rooms": [],
+        }
+    }
+
+
+def test_capacity_tells_the_engine_of_each_file_and_takes_the_year(tmp_path: Path) -> None:
+    """A vLLM log beside an SGLang-free folder: `forensics capacity --year 2026` prints its
+    span (16,384 tokens from 2026-01-20T14:04:02Z) for both roles."""
+    log = write(
+        tmp_path,
+        "node-a.log",
+        ARGS_NONE,
+        "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+    )
+    result = CliRunner().invoke(
+        app, ["capacity", str(log), "--db", str(tmp_path / "c.duckdb"), "--year", "2026", "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "prefill  node-a  16384" in result.stdout
+    assert "2026-01-20T14:04:02Z" in result.stdout
+
+
+def test_ingest_reads_a_folder_of_vllm_logs_with_the_year_given(tmp_path: Path) -> None:
+    """`forensics ingest DIR --profile vllm --year 2026` on the 0.22.0 fixture folder: its
+    two logs (README.md and expected.json skipped): 9 + 12 evidence lines, 2 duplicates
+    (the second worker's repeat of each fault line)."""
+    folder = Path(__file__).parent / "fixtures" / "vllm" / "0.22.0"
+    result = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(folder),
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--profile",
+            "vllm",
+            "--year",
+            "2026",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
+        assert eng.rows("SELECT sum(rows_read), sum(duplicates) FROM inputs") == [(21, 2)]
