@@ -475,6 +475,7 @@ def _capacity_text(result: CapacityResult) -> str:
         for e in result.entries
         if e.get("note")
     ]
+    lines += [f"  fault: {text}" for text in result.fault_texts()]
     lines.append("")
     if result.preflight:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
