@@ -523,7 +523,12 @@ def ingest(
     ] = None,
     node: Annotated[
         str | None,
-        typer.Option("--node", metavar="NODE", help="Engine node id (sglang; default: file name)."),
+        typer.Option(
+            "--node",
+            metavar="NODE",
+            help="Engine node id, or a rule such as '{folder}/{name}' (sglang; default: file "
+            "name).",
+        ),
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Engine role (sglang).")] = None,
     to_parquet: Annotated[
@@ -774,7 +779,12 @@ def capacity(
         typer.Option("--out", metavar="FILE", help="Write the [[capacity]] entries to this file."),
     ] = None,
     node: Annotated[
-        str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
+        str | None,
+        typer.Option(
+            "--node",
+            metavar="NODE",
+            help="Node id, or a rule such as '{folder}/{name}' (default: file name).",
+        ),
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
     quiet: QuietOpt = False,
