@@ -261,7 +261,8 @@ def test_logs_whose_capacity_lines_were_all_quarantined_are_refused_naming_them(
     with pytest.raises(InputError) as info:
         pipeline.capacity([str(log)], tmp_path / "c.duckdb", role="prefill")
     assert info.value.what == (
-        "no capacity line (KV Cache is allocated / max_total_num_tokens) in the logs that "
+        "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
+        "# GPU blocks, KV cache primary pool) in the logs that "
         f"could be read (engine logs: {log}:1: startup line quarantined: impossible figure: a "
         "KV pool of 0 tokens (SGLang does not start with one))"
     )
