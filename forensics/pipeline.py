@@ -42,6 +42,7 @@ from .errors import (
     option,
     render_terms,
 )
+from .formats import relative_path
 from .ingest import engine_logs
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
@@ -82,10 +83,15 @@ class CapacityResult:
     inputs: list[InputStats] = field(default_factory=list)
     context_window: int | None = None
     out: Path | None = None
+    faults: list[dict[str, Any]] = field(default_factory=list)  # none of them refuses
 
     def toml(self) -> str:
         """The entries as `[[capacity]]` tables for a case file."""
         return capacity_entries.to_toml(self.entries)
+
+    def fault_texts(self) -> list[str]:
+        """Each fault as a sentence naming its lines."""
+        return [capacity_timeline.fault_text(f) for f in self.faults]
 
 
 # --- steps on an open engine (the notebook uses these too) ---------------------------------
@@ -150,6 +156,12 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
+    unnamed = set(scope.unnamed_inputs(eng))  # another case's engine logs: not this one's
+    warnings.extend(
+        capacity_timeline.fault_text(f, lambda src: relative_path(src, case.folder))
+        for f in capacity_timeline.faults(eng)
+        if f["source"] not in unnamed
+    )
     with step(progress, "analyze: coverage, assumptions, exposure range"):
         warnings.extend(evidence_of(eng, case, summary))
     summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
@@ -718,6 +730,14 @@ def capacity(
             loaded.inputs.extend(one.inputs)
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
+        faults = capacity_timeline.faults(eng)
+    refusing = [f for f in faults if f["refuses"]]
+    if refusing:
+        more = f" (and {len(refusing) - 1} more such start(s))" if len(refusing) > 1 else ""
+        raise InputError(
+            capacity_timeline.fault_text(refusing[0]) + more,
+            fix=f"then give {command('capacity')} the other logs alone for their entries",
+        )
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
     if unknown:
         raise InputError(
@@ -727,13 +747,15 @@ def capacity(
             "lines",
         )
     if not entries:
+        cut = [capacity_timeline.fault_text(f) for f in faults if f["kind"] == "quarantined"]
         raise InputError(
             "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
-            "# GPU blocks, KV cache primary pool) in the logs",
+            "# GPU blocks, KV cache primary pool) in the logs"
+            + (f" that could be read ({'; '.join(cut[:3])})" if cut else ""),
             where=where,
             fix="give the server logs from startup on",
         )
-    result = CapacityResult(entries, findings, loaded.inputs, context_window, None)
+    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults)
     if out is not None:
         path = Path(out)
         path.write_text(result.toml(), encoding="utf-8")
