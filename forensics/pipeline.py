@@ -19,6 +19,7 @@ from typing import Any
 from . import engines, ingest, scratch
 from .analysis import (
     assumptions,
+    blast_radius,
     classify,
     coverage,
     evidence,
@@ -116,6 +117,8 @@ def summarize(
         classification = classify.classify(eng, case, exclusions).to_summary()
     with step(progress, "analyze: engine evidence"):
         engine_evidence = evidence.engine_evidence(eng, case)
+    with step(progress, "analyze: blast radius"):
+        radius = blast_radius.blast_radius(eng, case)
     with step(progress, "analyze: summary"):
         summary = build_summary(
             eng,
@@ -125,6 +128,7 @@ def summarize(
             classification=classification,
             evidence=engine_evidence,
         )
+    summary["blast_radius"] = radius.models
     warnings: list[str] = []
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
@@ -133,6 +137,7 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
+    warnings.extend(radius.warnings)
     with step(progress, "analyze: coverage, assumptions, exposure range"):
         warnings.extend(evidence_of(eng, case, summary))
     summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
@@ -202,16 +207,18 @@ def analyze_engine(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`analyze_case`, then summary.json and exposed_requests.csv in `out`. The lists and
-    the report an earlier analysis left in `out` are removed when this one's summary differs
-    from the summary.json there (with a warning): `out` never holds figures of two analyses."""
+    """`analyze_case`, then summary.json, exposed_requests.csv and blast_radius.csv in `out`.
+    The lists and the report an earlier analysis left in `out` are removed when this one's
+    summary differs from the summary.json there (with a warning): `out` never holds figures
+    of two analyses."""
     summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
     before = _read_bytes(out / "summary.json")
-    with step(progress, "analyze: write summary.json, exposed_requests.csv"):
+    with step(progress, "analyze: write summary.json, exposed_requests.csv, blast_radius.csv"):
         paths = [
             write_summary(summary, out / "summary.json"),
             exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
+            blast_radius.write_blast_radius_csv(eng, out / "blast_radius.csv"),
         ]
     if before != _read_bytes(out / "summary.json"):
         removed = _remove_stale(out)
@@ -262,9 +269,9 @@ def analyze(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv in `out`. Refused when a
-    case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
-    the case's models is inside the window."""
+    """`forensics analyze`: summary.json, exposed_requests.csv and blast_radius.csv in `out`.
+    Refused when a case `[[source]]` is not in the database, or (unless `allow_empty`) when
+    no request of the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)

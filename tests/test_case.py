@@ -429,7 +429,8 @@ def test_capacity_models_glob_is_optional_and_read(tmp_path):
 def test_an_empty_capacity_models_glob_is_refused(tmp_path):
     path = _write(
         tmp_path,
-        '\n[[capacity]]\nrole = "prefill"\nmodels = " "\ntokens = 5\nstart = "2026-09-01T00:00:00Z"\n',
+        '\n[[capacity]]\nrole = "prefill"\nmodels = " "\ntokens = 5\n'
+        'start = "2026-09-01T00:00:00Z"\n',
     )
     assert _refusal(path).startswith(f"{path.resolve()}:11: capacity[1].models: must not be empty")
 
