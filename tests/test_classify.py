@@ -438,6 +438,27 @@ def test_probing_tests_without_their_fields_are_named_not_testable():
     )
 
 
+def test_probing_fields_absent_from_every_request_are_named_not_testable():
+    """The requests keep only a bootstrap_room in `extra`: the two tests that need max_tokens or
+    a prefix fingerprint are not testable, and say so; echoes need no field and are tested."""
+    with engine_with(bands_frame(ordinary_traffic(seed=11))) as engine:
+        engine.execute(
+            "CREATE TABLE requests AS SELECT request_id, '{\"bootstrap_room\": 5}'::JSON AS extra "
+            "FROM bands"
+        )
+        result = classify(engine, make_case())
+    tests = {t["test"]: t for t in result.tests}
+    assert tests["probe_max_tokens"]["detail"].startswith(
+        "not testable: no request of the case's models in the window carries max_tokens"
+    )
+    assert tests["probe_prefix"]["p_value"] is None
+    assert tests["probe_length_burst"]["detail"].startswith("requests within 10 s")
+    assert result.reason.endswith(
+        "; not testable without their fields: probe_max_tokens (max_tokens), probe_prefix "
+        "(prefix_hash or hash_ids)"
+    )
+
+
 # --- verdicts on synthetic traffic ----------------------------------------------------------
 
 

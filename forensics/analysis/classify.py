@@ -198,12 +198,13 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         echo_tokens=ECHO_TOKENS,
         default_status=DEFAULT_STATUS,
     )
+    has_requests = engine.table_exists("requests")
     fields = (
         engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
-        if engine.table_exists("requests")
+        if has_requests and engine.frame("classify/has_fields")["present"][0]
         else None
     )
-    probing, missing = _probing(rows, lengths, fields)
+    probing, missing = _probing(rows, lengths, fields, has_requests)
     tests.extend(probing)
 
     flagged = sorted(r["account_id"] for r in rows if r["reasons"])
@@ -470,10 +471,14 @@ def _steps(by_id: dict[str, dict[str, Any]], steps: pl.DataFrame) -> dict[str, A
 
 
 def _probing(
-    rows: list[dict[str, Any]], lengths: pl.DataFrame, fields: pl.DataFrame | None
+    rows: list[dict[str, Any]],
+    lengths: pl.DataFrame,
+    fields: pl.DataFrame | None,
+    has_requests: bool = True,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The probing signatures of every account in scope (`lengths`: classify/lengths.sql;
-    `fields`: classify/fields.sql, None without a requests table): per signature, each
+    `fields`: classify/fields.sql, None when no request holds such a field or the store has
+    no requests table, `has_requests` False): per signature, each
     account's share of its requests that show it against every account's (`_share`). Fills
     each row's counts; an account outside the long-context stream is added to `rows` (sorted
     again) when a test flags it. Returns the tests and those not testable for want of their
@@ -515,7 +520,7 @@ def _probing(
         if not any(n for _, n in counts.values()):
             missing.append(test)
     if "probe_max_tokens" in missing:
-        tests.append(_not_mapped("probe_max_tokens", "max_tokens", fields is None))
+        tests.append(_not_mapped("probe_max_tokens", "max_tokens", not has_requests))
     else:
         tests.append(
             _share(
@@ -535,7 +540,7 @@ def _probing(
             _not_mapped(
                 "probe_prefix",
                 f"prefix_hash, or hash_ids with at least {PREFIX_BLOCKS} block hashes",
-                fields is None,
+                not has_requests,
             )
         )
     else:
