@@ -1,7 +1,7 @@
 -- Category clock_skew: requests of the case's models whose exposure would differ at some
 -- time t within [ts - $skew, ts + $skew] (direction min for the exposed, max for the others),
 -- requests just outside the window included. Exposed at t: t in the window, a prefill
--- [[capacity]] entry in force for the node at t (the first match in file order, as in
+-- [[capacity]] entry in force for the node (and model) at t (the first match in file order, as in
 -- exposure/bands.sql) and the prompt above it; a success status, an account not excluded
 -- and a prompt within the context window do not depend on t.
 -- The outcome changes only at an edge (a prefill entry's start or end, the window's start
@@ -24,7 +24,7 @@ edge_buckets AS (
     CROSS JOIN (SELECT unnest([-1, 0, 1]) AS k) AS neighbours
 ),
 scoped AS (
-    SELECT r.request_id, r.ts, r.prompt_tokens, r.prefill_node
+    SELECT r.request_id, r.ts, r.prompt_tokens, r.prefill_node, r.model
     FROM requests AS r
     WHERE r.model IN (SELECT model FROM case_models)
       AND r.ts >= $lo
@@ -34,18 +34,19 @@ scoped AS (
       AND r.prompt_tokens <= $context_window
 ),
 near AS (
-    SELECT DISTINCT s.request_id, s.ts, s.prompt_tokens, s.prefill_node
+    SELECT DISTINCT s.request_id, s.ts, s.prompt_tokens, s.prefill_node, s.model
     FROM scoped AS s
     JOIN edge_buckets AS e
       ON e.bucket = CAST(floor(epoch(s.ts)) AS BIGINT) // $bucket_seconds
     WHERE e.edge > s.ts - $skew AND e.edge <= s.ts + $skew
 ),
 probes AS (
-    SELECT request_id, prompt_tokens, prefill_node, ts AS t, TRUE AS at_ts FROM near
+    SELECT request_id, prompt_tokens, prefill_node, model, ts AS t, TRUE AS at_ts FROM near
     UNION ALL
-    SELECT request_id, prompt_tokens, prefill_node, ts - $skew AS t, FALSE AS at_ts FROM near
+    SELECT request_id, prompt_tokens, prefill_node, model, ts - $skew AS t, FALSE AS at_ts
+    FROM near
     UNION ALL
-    SELECT n.request_id, n.prompt_tokens, n.prefill_node, e.edge AS t, FALSE AS at_ts
+    SELECT n.request_id, n.prompt_tokens, n.prefill_node, n.model, e.edge AS t, FALSE AS at_ts
     FROM near AS n
     JOIN edges AS e ON e.edge > n.ts - $skew AND e.edge <= n.ts + $skew
 ),
@@ -55,6 +56,7 @@ first_match AS (
     LEFT JOIN case_capacity AS c
       ON c.role = 'prefill'
      AND (c.nodes = '*' OR p.prefill_node GLOB c.nodes_glob)
+     AND (c.models_glob IS NULL OR p.model GLOB c.models_glob)
      AND c.start_ts <= p.t
      AND (c.end_ts IS NULL OR p.t < c.end_ts)
     GROUP BY p.request_id, p.t, p.at_ts, p.prompt_tokens
