@@ -638,7 +638,7 @@ def analyze(
 ) -> None:
     """Bands, exposure count, exclusions, data owners, usage classification.
 
-    Writes summary.json and exposed_requests.csv.
+    Writes summary.json, exposed_requests.csv and blast_radius.csv.
 
     Example:
 

@@ -19,6 +19,7 @@ from typing import Any
 from . import engines, ingest, scratch
 from .analysis import (
     assumptions,
+    blast_radius,
     classify,
     coverage,
     evidence,
@@ -139,6 +140,8 @@ def summarize(
         classification = classify.classify(eng, case, exclusions).to_summary()
     with step(progress, "analyze: engine evidence"):
         engine_evidence = evidence.engine_evidence(eng, case)
+    with step(progress, "analyze: blast radius"):
+        radius = blast_radius.blast_radius(eng, case)
     with step(progress, "analyze: summary"):
         summary = build_summary(
             eng,
@@ -148,6 +151,7 @@ def summarize(
             classification=classification,
             evidence=engine_evidence,
         )
+    summary["blast_radius"] = radius.models
     warnings: list[str] = evidence.warnings(engine_evidence)
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
@@ -162,6 +166,7 @@ def summarize(
         for f in capacity_timeline.faults(eng)
         if f["source"] not in unnamed
     )
+    warnings.extend(radius.warnings)
     with step(progress, "analyze: coverage, assumptions, exposure range"):
         warnings.extend(evidence_of(eng, case, summary))
     summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
@@ -235,14 +240,15 @@ def analyze_engine(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`analyze_case`, then summary.json and exposed_requests.csv written into folder `out`
-    (the commands write into a staging folder and publish it: `publish`)."""
+    """`analyze_case`, then summary.json, exposed_requests.csv and blast_radius.csv written into
+    folder `out` (the commands write into a staging folder and publish it: `publish`)."""
     summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
-    with step(progress, "analyze: write summary.json, exposed_requests.csv"):
+    with step(progress, "analyze: write summary.json, exposed_requests.csv, blast_radius.csv"):
         paths = [
             write_summary(summary, out / "summary.json"),
             exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
+            blast_radius.write_blast_radius_csv(eng, out / "blast_radius.csv"),
         ]
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
 
@@ -379,10 +385,10 @@ def analyze(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv published into `out` (the
-    files of an earlier analysis there removed, with a warning: `publish`). Refused when a
-    case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
-    the case's models is inside the window."""
+    """`forensics analyze`: summary.json, exposed_requests.csv and blast_radius.csv published
+    into `out` (the files of an earlier analysis there removed, with a warning: `publish`).
+    Refused when a case `[[source]]` is not in the database, or (unless `allow_empty`) when no
+    request of the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)

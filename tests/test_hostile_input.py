@@ -1064,6 +1064,7 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
     result = pipeline.analyze(folder / "case-v2.toml", out / "case.duckdb", out)
     assert result.summary["exposure_count"] == 1
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".wal")) == [
+        "blast_radius.csv",
         "case.duckdb",
         "exposed_requests.csv",
         "manifest.json",
@@ -1071,7 +1072,11 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
         "summary.json",
     ]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    assert [f["path"] for f in manifest["files"]] == ["exposed_requests.csv", "summary.json"]
+    assert [f["path"] for f in manifest["files"]] == [
+        "blast_radius.csv",
+        "exposed_requests.csv",
+        "summary.json",
+    ]
     (warning,) = [w for w in result.warnings if "removed" in w]
     # notify/ of v1: recipients, data_owners, excluded, README.md, regulator_summary.md,
     # notices/index.csv and the notices of its 2 recipients (no decode node: no data owner)

@@ -19,9 +19,11 @@ from forensics.synth import sample
 pytestmark = pytest.mark.spark
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
+BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
+    "blast_radius.csv",
     "notify/recipients.csv",
     "notify/data_owners.csv",
     "notify/excluded.csv",
@@ -62,6 +64,12 @@ def generated(spark, tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
+def blast(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """tests/fixtures/blast_radius: four models, shared nodes, engine capacity, a prober."""
+    return _run_both(BLAST, tmp_path_factory.mktemp("blast"))
+
+
+@pytest.fixture(scope="module")
 def time_window(spark, tmp_path_factory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("time_window")
     shutil.copytree(BUNDLED.parent, base / "case")
@@ -86,6 +94,26 @@ def test_bundled_case_on_spark_finds_the_reference_155_exposures(bundled):
 def test_generated_case_outputs_are_byte_identical_on_both_engines(generated):
     duck, spark_out = generated
     assert _differing(duck, spark_out) == []
+
+
+def test_blast_radius_and_probing_are_byte_identical_on_both_engines(blast):
+    """The hand-derived figures of tests/fixtures/blast_radius/README.md, on Spark too."""
+    duck, spark_out = blast
+    written = [n for n in COMPARED if (duck / n).is_file()]  # no accounts file: no jurisdictions
+    assert "blast_radius.csv" in written
+    assert [n for n in written if (duck / n).read_bytes() != (spark_out / n).read_bytes()] == []
+    summary = json.loads((spark_out / "summary.json").read_text())
+    radius = {
+        m["model"]: (m["over_capacity"], m["unknown_capacity"]) for m in summary["blast_radius"]
+    }
+    assert radius == {"m-chat": (0, 0), "m-edge": (3, 1), "m-long": (10, 0), "m-side": (0, 4)}
+    assert summary["flagged_accounts"] == ["acct-probe"]
+    reasons = summary["classification"]["accounts"]["acct-probe"]["reasons"]
+    assert sorted(r["test"] for r in reasons) == [
+        "probe_length_burst",
+        "probe_max_tokens",
+        "probe_prefix",
+    ]
 
 
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):

@@ -41,10 +41,25 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
     `case_capacity.nodes_glob` is `nodes` for SQL's GLOB (case.sql_glob: a backslash is
     an ordinary character, as in the case file's Python reading);
     `case_capacity.reject_from` is NULL where the entry has none;
+    `case_capacity.models_glob` is `models` for GLOB, NULL where the entry holds for every
+    model (a request matches an entry only when it is NULL or the model matches it);
+    `case_capacity.for_case` says whether the entry holds for some model of the case;
     `case_exclusions` is empty when exclusions are off."""
     capacity = pl.DataFrame(
         [
-            (i, c.role, c.nodes, c.nodes_glob, c.tokens, c.reject_from, c.start, c.end)
+            (
+                i,
+                c.role,
+                c.nodes,
+                c.nodes_glob,
+                c.tokens,
+                c.reject_from,
+                c.start,
+                c.end,
+                c.models,
+                c.models_glob,
+                any(c.applies_to(m) for m in case.models),
+            )
             for i, c in enumerate(case.capacity)
         ],
         schema={
@@ -56,6 +71,9 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
             "reject_from": pl.Int64,
             "start_ts": _UTC,
             "end_ts": _UTC,
+            "models": pl.String,
+            "models_glob": pl.String,
+            "for_case": pl.Boolean,
         },
         orient="row",
     )

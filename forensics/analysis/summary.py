@@ -63,10 +63,13 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
 
 
 def _capacity_entry(c: Capacity) -> dict[str, Any]:
-    """One [[capacity]] entry as the case file gives it (reject_from only where written)."""
+    """One [[capacity]] entry as the case file gives it (reject_from, models only where
+    written)."""
     entry: dict[str, Any] = {"role": c.role, "nodes": c.nodes, "tokens": c.tokens}
     if c.reject_from is not None:
         entry["reject_from"] = c.reject_from
+    if c.models is not None:
+        entry["models"] = c.models
     entry.update(start=iso_z(c.start), end=iso_z(c.end))
     return entry
 

@@ -30,6 +30,7 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
         f"excluded (by reason): {excluded_text}",
         f"data owners: {owners_text}",
         f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
+        *other_models_lines(s),
         f"ingest: {ingest.get('rows_read', 0)} record(s) read, {ingest.get('rows_loaded', 0)} "
         f"loaded, {ingest.get('duplicates', 0)} duplicate(s), "
         f"{ingest.get('quarantined', 0)} quarantined"
@@ -56,6 +57,7 @@ HEADLINE_KEYS = (
     "ingest",
     "engine_signature",
     "engine_confirmed",
+    "blast_radius",
     "warnings",
     "tool",
 )
@@ -68,6 +70,36 @@ def headline_figures(summary: dict[str, Any], out: Path | None = None) -> dict[s
     if out is not None:
         figures["outputs"] = str(out)
     return figures
+
+
+def other_models_lines(summary: dict[str, Any]) -> list[str]:
+    """The blast radius of the models not of the case, as one headline line (none for a
+    summary without `blast_radius`): the requests over their prefill pool, by model, and the
+    share of their requests with a capacity in force (rounded down, `<1%` below one percent),
+    or that it is known for none of them (no count is then given)."""
+    rows = summary.get("blast_radius")
+    if not isinstance(rows, list):
+        return []
+    case_models = set(summary.get("models") or [])
+    others = [r for r in rows if r.get("model") not in case_models]
+    if not others:
+        return ["other models: none in the logs"]
+    requests = sum(int(r.get("requests") or 0) for r in others)
+    known = requests - sum(int(r.get("unknown_capacity") or 0) for r in others)
+    if not known:
+        return [
+            f"other models: capacity unknown for all {requests} of their requests "
+            f"({len(others)} model(s)): no count of requests above their pool"
+        ]
+    over = [(r["model"], int(r.get("over_capacity") or 0)) for r in others]
+    total = sum(n for _, n in over)
+    which = ", ".join(f"{model} {n}" for model, n in over if n)
+    share = known * 100 // requests
+    return [
+        f"other models: {total} requests above their pool"
+        + (f" ({which})" if which else "")
+        + f"; capacity known for {share if share else '<1'}% of their requests"
+    ]
 
 
 def engine_lines(summary: dict[str, Any]) -> list[str]:

@@ -2,8 +2,8 @@
 -- time t within [ts - $skew, ts + $skew] other than ts, with some prompt length within
 -- [p - $tolerance, p + $tolerance] there (direction min for the exposed, max for the others),
 -- requests just outside the window included. Exposed at (t, p'): t in the window, a prefill
--- [[capacity]] entry in force for the node at t (the first match in file order, as in
--- exposure/bands.sql) and over_from <= p' <= the context window; a success status and an
+-- [[capacity]] entry in force for the node (and model) at t (the first match in file order,
+-- as in exposure/bands.sql) and over_from <= p' <= the context window; a success status and an
 -- account not excluded do not depend on t. Some p' makes it exposed at t when
 -- [p - tolerance, p + tolerance] meets [over_from, context window], some p' not when
 -- p - tolerance < over_from or p + tolerance > the context window (or t is outside the window,
@@ -32,7 +32,7 @@ edge_buckets AS (
 ),
 scoped AS (
     SELECT
-        r.request_id, r.ts, r.prefill_node,
+        r.request_id, r.ts, r.prefill_node, r.model,
         coalesce(l.engine_prompt_tokens, r.prompt_tokens) AS prompt_tokens,
         CASE WHEN l.engine_prompt_tokens IS NULL THEN $tolerance ELSE 0 END AS tolerance
     FROM case_requests AS r
@@ -45,19 +45,22 @@ scoped AS (
       AND coalesce(l.engine_prompt_tokens, r.prompt_tokens - $tolerance) <= $context_window
 ),
 near AS (
-    SELECT DISTINCT s.request_id, s.ts, s.prompt_tokens, s.tolerance, s.prefill_node
+    SELECT DISTINCT s.request_id, s.ts, s.prompt_tokens, s.tolerance, s.prefill_node, s.model
     FROM scoped AS s
     JOIN edge_buckets AS e
       ON e.bucket = CAST(floor(epoch(s.ts)) AS BIGINT) // $bucket_seconds
     WHERE e.edge > s.ts - $skew AND e.edge <= s.ts + $skew
 ),
 probes AS (
-    SELECT request_id, prompt_tokens, tolerance, prefill_node, ts AS t, TRUE AS at_ts FROM near
-    UNION ALL
-    SELECT request_id, prompt_tokens, tolerance, prefill_node, ts - $skew AS t, FALSE AS at_ts
+    SELECT request_id, prompt_tokens, tolerance, prefill_node, model, ts AS t, TRUE AS at_ts
     FROM near
     UNION ALL
-    SELECT n.request_id, n.prompt_tokens, n.tolerance, n.prefill_node, e.edge AS t, FALSE AS at_ts
+    SELECT request_id, prompt_tokens, tolerance, prefill_node, model, ts - $skew AS t, FALSE AS at_ts
+    FROM near
+    UNION ALL
+    SELECT
+        n.request_id, n.prompt_tokens, n.tolerance, n.prefill_node, n.model, e.edge AS t,
+        FALSE AS at_ts
     FROM near AS n
     JOIN edges AS e ON e.edge > n.ts - $skew AND e.edge <= n.ts + $skew
 ),
@@ -67,6 +70,7 @@ first_match AS (
     LEFT JOIN case_capacity AS c
       ON c.role = 'prefill'
      AND (c.nodes = '*' OR p.prefill_node GLOB c.nodes_glob)
+     AND (c.models_glob IS NULL OR p.model GLOB c.models_glob)
      AND c.start_ts <= p.t
      AND (c.end_ts IS NULL OR p.t < c.end_ts)
     GROUP BY p.request_id, p.t, p.at_ts, p.prompt_tokens, p.tolerance
