@@ -152,7 +152,7 @@ def summarize(
             evidence=engine_evidence,
         )
     summary["blast_radius"] = radius.models
-    warnings: list[str] = []
+    warnings: list[str] = evidence.warnings(engine_evidence)
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
     if summary["bands"]["unknown_capacity"]:
@@ -160,9 +160,11 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
+    unnamed = set(scope.unnamed_inputs(eng))  # another case's engine logs: not this one's
     warnings.extend(
         capacity_timeline.fault_text(f, lambda src: relative_path(src, case.folder))
         for f in capacity_timeline.faults(eng)
+        if f["source"] not in unnamed
     )
     warnings.extend(radius.warnings)
     with step(progress, "analyze: coverage, assumptions, exposure range"):
@@ -184,9 +186,9 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
         eng, case, summary["exposure_count"], assumed.status_assumed
     )
     warnings.extend(scope.unmatched(eng, case))
-    warnings.extend(
-        f"[[source]] {s['source']}: no record in the window" for s in cov.sources if not s["total"]
-    )
+    warnings.extend(exposure.undelivered_statuses_warning(eng, case, summary["bands"]))
+    warnings.extend(scope.unnamed_warning(eng, case))
+    warnings.extend(cov.warnings())
     warnings.extend(assumed.warnings)
     warnings.extend(range_warnings)
     summary["exposure_range"] = exposure_range.to_summary()

@@ -18,6 +18,7 @@ import pytest
 from case_small_db import CASE_DIR, case_small, engine_with_requests
 from conftest import messages
 from markdown_it import MarkdownIt
+from partial_case import PARTIAL_DIR
 
 from forensics import pipeline
 from forensics.case import Event, NotifySettings, load_case, parse_utc
@@ -867,3 +868,28 @@ def test_bundled_case_notify_again_gives_the_same_bytes(demo, tmp_path):
     (tmp_path / "summary.json").write_bytes((demo / "summary.json").read_bytes())
     pipeline.notify(BUNDLED, demo / "case.duckdb", tmp_path)
     assert _tree(tmp_path / "notify") == _tree(demo / "notify")
+
+
+# --- a status the logs do not record (tests/fixtures/partial, README.md) ---------------------
+
+
+def test_a_response_without_a_status_says_its_delivery_is_not_recorded(tmp_path):
+    # status.toml: acct-a's s1 gives status 200, s2 none; 10 tokens each
+    pipeline.run(PARTIAL_DIR / "status.toml", tmp_path)
+    section = _section(_notice(tmp_path, "recipient", "acct-a"), "Your affected responses")
+    assert (
+        "- s1: received 2026-09-01T01:00:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated and delivered.\n"
+        "- s2: received 2026-09-01T01:10:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated, delivery not recorded.\n\n"
+        "In all, 20 tokens were generated in these responses (for 1 of them the logs do not "
+        "record delivery).\n"
+    ) in section
+
+
+def test_a_response_from_a_log_without_status_says_its_delivery_is_not_recorded(tmp_path):
+    # nostatus.toml: n1 (acct-c), 10 tokens, from a log whose mapping names no status
+    pipeline.run(PARTIAL_DIR / "nostatus.toml", tmp_path)
+    section = _section(_notice(tmp_path, "recipient", "acct-c"), "Your affected responses")
+    assert "10 tokens generated, delivery not recorded.\n" in section
+    assert "generated and delivered" not in section

@@ -226,3 +226,56 @@ def test_evidence_fixture_summary_is_byte_identical_on_both_engines(evidence_bot
     assert (duck / "summary.json").read_bytes() == (spark_out / "summary.json").read_bytes()
     summary = json.loads((spark_out / "summary.json").read_text())
     assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (4, 20)
+
+
+@pytest.fixture(scope="module")
+def partial_both(spark, tmp_path_factory) -> dict[str, tuple[Path, Path, Path]]:
+    """tests/fixtures/partial on both engines: spark.toml (missing statuses, skew with
+    tolerance, a unit off by 1000, a partial outage in one case), engine.toml (the engine's
+    input length deciding) and named.toml on a database that also holds another case's
+    inputs. Per case: (DuckDB out, Spark out, the Parquet store)."""
+    from partial_case import other_inputs, partial_case
+
+    from forensics import ingest
+    from forensics.case import load_case
+    from forensics.engines import DuckDBEngine
+
+    runs = {}
+    for name, others in (("spark", False), ("engine", False), ("named", True)):
+        base = tmp_path_factory.mktemp(f"partial-{name}")
+        case_file = partial_case(name)
+        db = base / "case.duckdb"
+        with DuckDBEngine(db) as engine:
+            pipeline.ingest_sources(engine, load_case(case_file))
+            if others:
+                other_inputs(engine)
+            ingest.export_parquet(engine, base / "store" / "requests")
+        store = base / "store" / "requests"
+        pipeline.analyze(case_file, db, base / "duckdb")
+        pipeline.analyze(case_file, store, base / "spark", engine="spark")
+        runs[name] = (base / "duckdb", base / "spark", store)
+    return runs
+
+
+@pytest.mark.parametrize("name", ["spark", "engine", "named"])
+def test_partial_fault_figures_are_byte_identical_on_both_engines(partial_both, name):
+    duck, spark_out, _ = partial_both[name]
+    for output in ("summary.json", "exposed_requests.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    # not vacuous: the figures of tests/fixtures/partial/README.md, on Spark
+    expected = {"spark": (11, 6, 12), "engine": (1, 1, 1), "named": (3, 3, 3)}[name]
+    rng = summary["exposure_range"]
+    assert (summary["exposure_count"], rng["min"], rng["max"]) == expected
+
+
+def test_a_mistyped_model_is_refused_on_spark_as_on_duckdb(partial_both, tmp_path):
+    from partial_case import partial_case
+
+    from forensics.errors import ForensicsError
+
+    store = partial_both["named"][2]
+    with pytest.raises(ForensicsError) as caught:
+        pipeline.analyze(partial_case("models"), store, tmp_path, engine="spark")
+    assert caught.value.exit_code == 2
+    assert "the closest models the logs hold: 'glm-5.3' 4" in str(caught.value)

@@ -27,7 +27,7 @@ from ..engines import SQLEngine, needing
 from ..errors import AnalysisError, command
 from ..formats import iso
 from ..schema import DEFAULT_STATUS
-from . import stats
+from . import scope, stats
 
 ALPHA = 0.01  # family-wise error rate of each test family
 MIN_EXPOSED = 5  # fewer exposed requests than this: insufficient_data
@@ -199,6 +199,8 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         default_status=DEFAULT_STATUS,
     )
     has_requests = engine.table_exists("requests")
+    if has_requests:
+        scope.ensure_scope(engine, case)  # the fields are read from the case's own requests
     fields = (
         engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
         if has_requests and engine.frame("classify/has_fields")["present"][0]

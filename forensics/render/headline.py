@@ -25,6 +25,7 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
     lines = [
         f"{s.get('name')}",
         f"exposed responses: {s.get('exposure_count')}{range_text(s)}",
+        *scope_lines(s),
         f"affected accounts: {s.get('affected_accounts')}",
         f"excluded (by reason): {excluded_text}",
         f"data owners: {owners_text}",
@@ -143,6 +144,19 @@ def range_text(summary: dict[str, Any]) -> str:
     return f" (range {rng.get('min')}-{rng.get('max')})"
 
 
+def scope_lines(summary: dict[str, Any]) -> list[str]:
+    """How many loaded requests the figures rest on, and how many of them no `[[capacity]]`
+    entry covers (none for a summary without coverage)."""
+    coverage = summary.get("coverage")
+    if not isinstance(coverage, dict) or coverage.get("loaded") is None:
+        return []
+    line = f"in scope: {coverage.get('in_scope')} of {coverage.get('loaded')} loaded requests"
+    unknown = (summary.get("bands") or {}).get("unknown_capacity")
+    if unknown:
+        line += f"; {unknown} with no [[capacity]] entry in force"
+    return [line]
+
+
 def evidence_lines(summary: dict[str, Any]) -> list[str]:
     """The assumptions, coverage gaps and warnings of a summary as headline lines."""
     lines = []
@@ -159,8 +173,8 @@ def evidence_lines(summary: dict[str, Any]) -> list[str]:
         for gap in gaps:
             by_source[gap["source"]] = by_source.get(gap["source"], 0) + 1
         lines.append(
-            f"coverage gaps: {len(gaps)} hour(s) of the window with no record from a source "
-            "that logs every hour ("
+            f"coverage gaps: {len(gaps)} hour(s) of the window with no record, or fewer than "
+            "5% of the source's median hourly count ("
             + ", ".join(f"{source} {n}" for source, n in sorted(by_source.items()))
             + ")"
         )

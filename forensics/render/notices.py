@@ -265,7 +265,8 @@ def recipient_context(
     contacts: list[str],
     responses: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """A recipient's notice: its recipients.csv row and its exposed responses."""
+    """A recipient's notice: its recipients.csv row and its exposed responses (with whether
+    the log records each one's status, i.e. its delivery), and how many lack that record."""
     return {
         **shared,
         "kind": "recipient",
@@ -278,6 +279,7 @@ def recipient_context(
             }
             for r in responses
         ],
+        "delivery_unrecorded": sum(1 for r in responses if not r.get("status_recorded", True)),
     }
 
 

@@ -296,7 +296,7 @@ def write_lists(
                 "recipient",
                 frames[RECIPIENTS.name],
                 RECIPIENTS.contact_columns(frames[RECIPIENTS.name]),
-                _by_account(engine.frame("notify/exposed_responses")),
+                _by_account(_exposed_responses(engine)),
                 recipient_notice,
                 lambda row, contacts, rows: notices.recipient_context(shared, row, contacts, rows),
             ),
@@ -440,6 +440,17 @@ def _write_notices(
         schema={"account_id": pl.String, "kind": pl.String, "file": pl.String, "sha256": pl.String},
         orient="row",
     )
+
+
+def _exposed_responses(engine: SQLEngine) -> pl.DataFrame:
+    """The exposed responses for the notices; `status_recorded` is false where the log gives
+    no status or the analysis found it unknown (the exposure range's status_unknown)."""
+    frame = engine.frame("notify/exposed_responses")
+    if engine.table_exists("exposure_range_requests"):
+        unknown = engine.frame("notify/status_unknown")["request_id"]
+        recorded = pl.col("status_recorded") & ~pl.col("request_id").is_in(unknown.implode())
+        frame = frame.with_columns(recorded.alias("status_recorded"))
+    return frame
 
 
 def _by_account(frame: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:

@@ -457,8 +457,12 @@ CONTRIBUTION_SENTENCES = {
         "each may have been exposed."
     ),
     ("status_unknown", "min"): (
-        "{n} exposed response(s) come from a log that records no status: their delivery "
-        "(status 200) is assumed."
+        "{n} exposed response(s) have no status in the logs (the record gives none, or its "
+        "log records none): their delivery (status 200) is assumed, not recorded."
+    ),
+    ("status_unknown", "max"): (
+        "{n} over-capacity request(s) have no status in the logs and were counted as not "
+        "delivered: each may have been answered."
     ),
     ("clock_skew", "min"): (
         "{n} exposed response(s) would not be exposed if the gateway clock were off by up to "
@@ -574,8 +578,9 @@ def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
         missing = cov.get("missing") or {}
         view["coverage"] = {
             "in_scope": cov.get("in_scope"),
+            "loaded": cov.get("loaded"),
             "gaps": Table(
-                ["source", "hours with no record", "hours"],
+                ["source", "hours with no or few records", "hours"],
                 [[src, _cell(len(hours)), _hours_text(hours)] for src, hours in gaps.items()],
                 numeric=[False, True, False],
             ),

@@ -6,6 +6,7 @@ WITH spans AS (
     SELECT node, tokens, reject_from, start_ts, end_ts
     FROM engine_capacity
     WHERE role = 'prefill' AND node IS NOT NULL AND tokens IS NOT NULL AND start_ts IS NOT NULL
+      AND source NOT IN (SELECT path FROM case_unnamed_inputs)  -- the case's own engine logs
     QUALIFY row_number() OVER (
         PARTITION BY node, start_ts ORDER BY tokens, coalesce(reject_from, tokens + 1)
     ) = 1

@@ -1,5 +1,6 @@
--- The blast radius per model and prefill node: every request of the logs (any model, any
--- time), with the prefill capacity in force for it (docs/decisions.md "Blast radius"):
+-- The blast radius per model and prefill node: every request of the case's logs (any model,
+-- any time; `case_requests`: not the inputs the case does not name), with the prefill
+-- capacity in force for it (docs/decisions.md "Blast radius"):
 -- - the first [[capacity]] entry in file order with role prefill whose `nodes` glob matches
 --   its prefill node (a NULL node matching only "*"), whose `models` glob, if any, matches
 --   its model and whose [start, end) holds its ts: what the bands use for the case's models;
@@ -10,7 +11,7 @@
 -- and prompt <= the context window. `excluded`: those of an excluded account;
 -- `unknown_capacity`: requests with no capacity in force (any status and size).
 WITH pairs AS (
-    SELECT DISTINCT prefill_node, model FROM requests
+    SELECT DISTINCT prefill_node, model FROM case_requests
 ),
 node_entries AS (
     SELECT p.prefill_node, p.model, c.ordinal, c.start_ts, c.end_ts
@@ -56,7 +57,7 @@ judged AS (
         coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered,
         x.account_id IS NOT NULL AS excluded
-    FROM requests AS r
+    FROM case_requests AS r
     LEFT JOIN first_match AS f
       ON f.prefill_node IS NOT DISTINCT FROM r.prefill_node
      AND f.model = r.model

@@ -22,7 +22,7 @@ WITH scoped AS (
                 THEN 'b:' || (r.extra ->> '$.hash_ids[0]') || ',' || (r.extra ->> '$.hash_ids[1]')
         END AS prefix
     FROM bands AS b
-    JOIN requests AS r ON r.request_id = b.request_id
+    JOIN case_requests AS r ON r.request_id = b.request_id
 ),
 -- each account's first use of each fingerprint, and per fingerprint the two accounts that
 -- used it first: a request of account a matches when an account other than a used its

@@ -5,7 +5,7 @@
 SELECT count(*) > 0 AS present
 FROM (
     SELECT 1
-    FROM requests
+    FROM case_requests
     WHERE contains(CAST(extra AS VARCHAR), '"max_tokens"')
        OR contains(CAST(extra AS VARCHAR), '"prefix_hash"')
        OR contains(CAST(extra AS VARCHAR), '"hash_ids"')

@@ -3,10 +3,12 @@
 -- `nodes` glob matches prefill_node, a NULL node matching only "*", whose `models` glob, if
 -- any, matches the model, and whose [start, end) holds ts) and its band (docs/decisions.md "Bands"). over_from is the smallest prompt over that
 -- capacity: the entry's reject_from (the engine's admission limit), else tokens + 1; a
--- prompt fits when prompt_tokens < over_from.
+-- prompt fits when prompt_tokens < over_from. prompt_tokens is the length that decides: the
+-- engine's own input length where its logs give one (`engine_lengths`, also in
+-- engine_prompt_tokens), else the gateway's (gateway_prompt_tokens, always the record's).
 WITH scoped AS (
     SELECT r.*
-    FROM requests AS r
+    FROM case_requests AS r
     WHERE r.model IN (SELECT model FROM case_models)
       AND r.ts >= $window_start
       AND r.ts < $window_end
@@ -14,12 +16,12 @@ WITH scoped AS (
 -- The capacity timeline of each prefill node and model cut at every start and end of the
 -- entries that match it: inside one segment the same entries are in force, so the first
 -- match is found per segment (a handful of rows) and each request joins the one segment
--- holding its ts. (every node of `requests`, not just those of `scoped`: a CTE read twice,
+-- holding its ts. (every node of `case_requests`, not just those of `scoped`: a CTE read twice,
 -- or the same filtered scan twice, is materialized, i.e. a full-width copy of the requests
 -- in scope)
 node_entries AS (
     SELECT n.prefill_node, n.model, c.ordinal, c.start_ts, c.end_ts
-    FROM (SELECT DISTINCT prefill_node, model FROM requests) AS n
+    FROM (SELECT DISTINCT prefill_node, model FROM case_requests) AS n
     JOIN case_capacity AS c
       ON c.role = 'prefill'
      AND (c.nodes = '*' OR n.prefill_node GLOB c.nodes_glob)
@@ -50,7 +52,9 @@ first_match AS (
 ),
 with_capacity AS (
     SELECT
-        s.request_id, s.ts, s.ts_end, s.account_id, s.model, s.prompt_tokens,
+        s.request_id, s.ts, s.ts_end, s.account_id, s.model,
+        coalesce(l.engine_prompt_tokens, s.prompt_tokens) AS prompt_tokens,
+        s.prompt_tokens AS gateway_prompt_tokens, l.engine_prompt_tokens,
         s.completion_tokens, s.status, s.prefill_node, s.decode_node,
         c.tokens AS capacity,
         coalesce(c.reject_from, c.tokens + 1) AS over_from,
@@ -65,6 +69,7 @@ with_capacity AS (
      AND (f.seg_end IS NULL OR s.ts < f.seg_end)
     LEFT JOIN case_capacity AS c ON c.ordinal = f.ordinal
     LEFT JOIN case_exclusions AS x ON x.account_id = s.account_id
+    LEFT JOIN engine_lengths AS l ON l.request_id = s.request_id
 )
 SELECT
     request_id, ts, ts_end, account_id, model, prompt_tokens, completion_tokens, status,
@@ -79,5 +84,7 @@ SELECT
         ELSE 'exposed'
     END AS band,
     exclusion_reason,
-    CAST(over_from AS BIGINT) AS over_from
+    CAST(over_from AS BIGINT) AS over_from,
+    gateway_prompt_tokens,
+    CAST(engine_prompt_tokens AS BIGINT) AS engine_prompt_tokens
 FROM with_capacity
