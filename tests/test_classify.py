@@ -240,6 +240,30 @@ def test_hypergeom_greater_is_one_sided_fisher():
     assert stats.hypergeom_greater(2, 10, 2, 2) == pytest.approx(1 / 45)
 
 
+def test_hypergeom_testable_worked_by_hand():
+    """The smallest p of n draws from 20 with 2 successes is P(X = min(2, n)): n = 1:
+    2/20 = 0.1; n = 2: 1/C(20, 2) = 1/190 = 0.0053; n = 19: C(18, 17)/C(20, 19) = 18/20 =
+    0.9 (both successes among the 19 draws). At alpha 0.01 only n = 2 is testable."""
+    assert stats.hypergeom_testable_each(20, 2, [1, 2, 19], 0.01) == [False, True, False]
+
+
+def test_hypergeom_testable_decides_as_the_smallest_p_does():
+    """Testability is `hypergeom_min_p_each(...) <= alpha` draw for draw: on the closed form
+    far from alpha, on SciPy's own tail at alpha itself (alpha set to each draw's SciPy
+    smallest p, and just below it), and on a long-context stream's margins (394,225
+    requests, 80 showing a signature)."""
+    draws = [1, 2, 3, 7, 40, 199, 200]
+    smallest = stats.hypergeom_min_p_each(200, 3, draws)
+    for alpha in [*smallest, *(p * (1 - 1e-12) for p in smallest), 0.01]:
+        expected = [p <= alpha for p in smallest]
+        assert stats.hypergeom_testable_each(200, 3, draws, alpha) == expected
+    big = [1, 2, 3, 50, 4_000, 44_179, 394_225]
+    smallest = stats.hypergeom_min_p_each(394_225, 80, big)
+    for alpha in [0.01, *smallest]:
+        expected = [p <= alpha for p in smallest]
+        assert stats.hypergeom_testable_each(394_225, 80, big, alpha) == expected
+
+
 def test_binomial_scan_bound_is_windows_times_smallest_tail():
     # windows (3 requests, 2 over) and (2, 2) at share 0.1: tails 0.028 and 0.01; 5 windows
     p, where = stats.binomial_scan_bound(5, [(3, 2), (2, 2)], 0.1)

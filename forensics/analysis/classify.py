@@ -281,11 +281,19 @@ def _timing(profile: pl.DataFrame, kind: str) -> dict[str, Any]:
     }
 
 
-def _holm_testable(p: dict[str, float], min_p: dict[str, float]) -> tuple[dict[str, float], int]:
-    """Holm-adjusted p of the accounts whose smallest attainable p is <= ALPHA (Tarone)."""
-    testable = sorted(a for a in p if min_p[a] <= ALPHA)
-    adjusted = stats.holm([p[a] for a in testable])
-    return dict(zip(testable, adjusted, strict=True)), len(testable)
+def _holm_testable(p: dict[str, float], testable: set[str]) -> tuple[dict[str, float], int]:
+    """Holm-adjusted p of the `testable` accounts: those whose smallest attainable p is
+    <= ALPHA (Tarone; `_attainable`, or the test's own smallest p)."""
+    tested = sorted(a for a in p if a in testable)
+    adjusted = stats.holm([p[a] for a in tested])
+    return dict(zip(tested, adjusted, strict=True)), len(tested)
+
+
+def _attainable(ids: list[str], total: int, successes: int, draws: list[int]) -> set[str]:
+    """The accounts of `ids` (with their `draws`) whose smallest attainable one-sided Fisher
+    p is <= ALPHA (`stats.hypergeom_testable_each`)."""
+    flags = stats.hypergeom_testable_each(total, successes, draws, ALPHA)
+    return {a for a, ok in zip(ids, flags, strict=True) if ok}
 
 
 def _family(test: str, adjusted: dict[str, float], tested: int, what: str) -> dict[str, Any]:
@@ -312,8 +320,7 @@ def _volume(rows: list[dict[str, Any]], n_exposed: int, n_baseline: int) -> dict
     ids = [r["account_id"] for r in tested]
     exposed = [r["exposed"] for r in tested]
     p = dict(zip(ids, stats.hypergeom_greater_each(exposed, total, n_exposed, draws), strict=True))
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, n_exposed, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, n_exposed, draws))
     for r in rows:
         a = r["account_id"]
         r["p_value"] = p.get(a)
@@ -349,8 +356,7 @@ def _near_capacity(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ids = [r["account_id"] for r in tested]
     hits = [r["near_capacity"] for r in tested]
     p = dict(zip(ids, stats.hypergeom_greater_each(hits, total, near, draws), strict=True))
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, near, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, near, draws))
     for r in rows:
         a = r["account_id"]
         if a in adjusted and adjusted[a] < ALPHA:
@@ -400,7 +406,7 @@ def _bursts(rows: list[dict[str, Any]], bursts: pl.DataFrame) -> dict[str, Any]:
         pairs = [(int(x["requests"]), int(x["over_capacity"])) for x in b["pairs"] or []]
         p[a], where = stats.binomial_scan_bound(b["windows"], pairs, share)
         info[a] = (share, where)
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, {a for a in p if min_p[a] <= ALPHA})
     for a, adj in adjusted.items():
         if adj < ALPHA:
             r = by_id[a]
@@ -444,7 +450,7 @@ def _steps(by_id: dict[str, dict[str, Any]], steps: pl.DataFrame) -> dict[str, A
         min_p[a] = stats.increasing_run_min_p(sizes)
         p[a] = stats.increasing_run_bound(run, sizes) if run >= 2 else 1.0
         info[a] = {**s, "sessions": len(sizes), "zone": int(s["zone_requests"])}
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, {a for a in p if min_p[a] <= ALPHA})
     for a, adj in adjusted.items():
         if adj < ALPHA:
             s = info[a]
@@ -619,8 +625,7 @@ def _share(
             strict=True,
         )
     )
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, hits, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, hits, draws))
     for a, adj in sorted(adjusted.items()):
         if adj < ALPHA:
             k, n = counts[a]
