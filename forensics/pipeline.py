@@ -204,8 +204,10 @@ def summarize_stored(
     eng: SQLEngine, case: Case, exclusions: bool = True
 ) -> tuple[dict[str, Any], list[str]]:
     """`summarize` on an analysis already in the case database (its `bands`): the case
-    tables are written again first, as the steps after the bands read them."""
+    tables and the capacity in force are written again first, as the steps after the bands
+    read them."""
     exposure.load_case_tables(eng, case, exclusions)
+    exposure.capacity_in_force(eng)
     return summarize(eng, case, exclusions)
 
 

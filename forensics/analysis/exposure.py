@@ -103,12 +103,20 @@ def load_case_tables(engine: SQLEngine, case: Case, exclusions: bool = True) -> 
     scope.define_scope(engine, case)
 
 
+def capacity_in_force(engine: SQLEngine) -> None:
+    """(Re)materialize `capacity_in_force`: the prefill capacity in force per node, model and
+    time segment, the one definition the bands and the blast radius join
+    (`exposure/capacity_in_force.sql`; needs the case tables and `case_requests`)."""
+    engine.materialize("capacity_in_force", "exposure/capacity_in_force")
+
+
 def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
-    """Materialize `engine_lengths` (the engine's own input length of requests whose
-    bootstrap_room the engine logs name: it decides their band), `bands` and the `exposed`
-    view for this case (exclusions on or off)."""
+    """Materialize `capacity_in_force`, `engine_lengths` (the engine's own input length of
+    requests whose bootstrap_room the engine logs name: it decides their band), `bands` and
+    the `exposed` view for this case (exclusions on or off)."""
     require_requests(engine)
     load_case_tables(engine, case, exclusions)
+    capacity_in_force(engine)
     if all(engine.table_exists(t) for t in ("engine_requests", "engine_aborts")):
         engine.materialize("engine_lengths", "exposure/engine_lengths")
     else:
