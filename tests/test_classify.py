@@ -171,13 +171,14 @@ def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.
 
 def engine_with(frame: pl.DataFrame) -> DuckDBEngine:
     """`bands` as given, and the case tables the analysis writes beside it; a `requests`
-    table (request_id, extra) when some row has an `extra`."""
+    table (request_id, ts, model, extra) when some row has an `extra`."""
     engine = DuckDBEngine()
     engine.con.register("bands_src", frame.to_arrow())
     engine.execute("CREATE TABLE bands AS SELECT * EXCLUDE (extra) FROM bands_src")
     if frame["extra"].drop_nulls().len():
         engine.execute(
-            "CREATE TABLE requests AS SELECT request_id, extra::JSON AS extra FROM bands_src"
+            "CREATE TABLE requests AS "
+            "SELECT request_id, ts, model, extra::JSON AS extra FROM bands_src"
         )
     engine.con.unregister("bands_src")
     load_case_tables(engine, make_case())
@@ -467,8 +468,8 @@ def test_probing_fields_absent_from_every_request_are_named_not_testable():
     a prefix fingerprint are not testable, and say so; echoes need no field and are tested."""
     with engine_with(bands_frame(ordinary_traffic(seed=11))) as engine:
         engine.execute(
-            "CREATE TABLE requests AS SELECT request_id, '{\"bootstrap_room\": 5}'::JSON AS extra "
-            "FROM bands"
+            "CREATE TABLE requests AS SELECT request_id, ts, model, "
+            "'{\"bootstrap_room\": 5}'::JSON AS extra FROM bands"
         )
         result = classify(engine, make_case())
     tests = {t["test"]: t for t in result.tests}
@@ -481,6 +482,38 @@ def test_probing_fields_absent_from_every_request_are_named_not_testable():
         "; not testable without their fields: probe_max_tokens (max_tokens), probe_prefix "
         "(prefix_hash or hash_ids)"
     )
+
+
+def test_the_probing_fields_are_searched_for_in_scope_only():
+    """The text search that decides whether the fields are parsed reads the requests of the
+    case's models in the window only (the rows of `bands`, all the fields query reads): a
+    max_tokens of another model, or of a request a second before the window, is not found;
+    one of a request in scope is."""
+    case = make_case()
+    before = START - timedelta(seconds=1)
+    rows = [
+        ("in-scope", START, MODEL, '{"bootstrap_room": 5}'),
+        ("other-model", START, "m-other", '{"max_tokens": 1}'),
+        ("before", before, MODEL, '{"max_tokens": 1}'),
+    ]
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "request_id": pl.Utf8,
+            "ts": pl.Datetime("us", "UTC"),
+            "model": pl.Utf8,
+            "extra": pl.Utf8,
+        },
+        orient="row",
+    )
+    params = {"window_start": case.window_start, "window_end": case.window_end}
+    with DuckDBEngine() as engine:
+        engine.con.register("src", frame.to_arrow())
+        engine.execute("CREATE TABLE requests AS SELECT * REPLACE (extra::JSON AS extra) FROM src")
+        load_case_tables(engine, case)
+        assert not engine.frame("classify/has_fields", **params)["present"][0]
+        engine.execute("""UPDATE requests SET extra = '{"max_tokens": 1}' WHERE ts = $t""", t=START)
+        assert engine.frame("classify/has_fields", **params)["present"][0]
 
 
 # --- verdicts on synthetic traffic ----------------------------------------------------------

@@ -203,7 +203,10 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         scope.ensure_scope(engine, case)  # the fields are read from the case's own requests
     fields = (
         engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
-        if has_requests and engine.frame("classify/has_fields")["present"][0]
+        if has_requests
+        and engine.frame(
+            "classify/has_fields", window_start=case.window_start, window_end=case.window_end
+        )["present"][0]
         else None
     )
     probing, missing = _probing(rows, lengths, fields, has_requests)
