@@ -44,3 +44,26 @@ def test_without_inputs_the_ingest_figures_are_zero_and_the_digest_is_of_no_inpu
         assert integrity.inputs_digest(engine) == empty  # an empty table: the same digest
         engine.execute("INSERT INTO inputs VALUES ('a.jsonl', 'abc', NULL)")
         assert integrity.inputs_digest(engine) != empty
+
+
+def test_table_exists_answers_as_the_catalog_holds_tables_and_views():
+    """A table, a temporary table and a view are there; a name never created is not; a view
+    whose table was dropped is still there (as information_schema lists it); a system
+    catalog's name (pg_class) is not a table of the case store."""
+    with DuckDBEngine() as engine:
+        engine.execute("CREATE TABLE t (a INTEGER)")
+        engine.execute("CREATE TEMP TABLE tt (a INTEGER)")
+        engine.execute("CREATE VIEW v AS SELECT * FROM t")
+        engine.execute("CREATE TABLE gone (a INTEGER)")
+        engine.execute("CREATE VIEW over_gone AS SELECT * FROM gone")
+        engine.execute("DROP TABLE gone")
+        found = {n: engine.table_exists(n) for n in ("t", "tt", "v", "over_gone", "nope", "gone")}
+        assert found == {
+            "t": True,
+            "tt": True,
+            "v": True,
+            "over_gone": True,
+            "nope": False,
+            "gone": False,
+        }
+        assert not engine.table_exists("pg_class")

@@ -22,6 +22,9 @@ from .queries import bind
 
 DEFAULT_MEMORY_LIMIT = "1.5GB"  # keeps a 20M-request case under 2 GB of RSS (benchmarks/)
 _SETTING = re.compile(r"^[a-z_]+$")
+# a table name the catalog lookup may answer (as a query would: names are case-insensitive),
+# not one of the system catalogs' pg_ and duckdb_ names
+_PLAIN_NAME = re.compile(r"^(?!pg_|duckdb_)[a-z][a-z0-9_]*$")
 
 
 class DuckDBEngine:
@@ -128,6 +131,15 @@ class DuckDBEngine:
         return self.sql_frame(f'SELECT * FROM "{table}" ORDER BY ALL')
 
     def table_exists(self, table: str) -> bool:
+        # a lookup in the catalog (~0.08 ms) before the information_schema query (~0.8 ms, ~45
+        # questions an analysis): it finds a table or view that binds; a table it does not
+        # find, or a view over a dropped table, is asked of information_schema
+        if _PLAIN_NAME.match(table):
+            try:
+                self.con.table(table)
+                return True
+            except duckdb.CatalogException:
+                pass
         return bool(
             self.scalar(
                 "SELECT count(*) FROM information_schema.tables WHERE table_name = $t", t=table
