@@ -110,10 +110,13 @@ def load_case_tables(
 
 
 def capacity_in_force(engine: SQLEngine) -> None:
-    """(Re)materialize `capacity_in_force`: the prefill capacity in force per node, model and
-    time segment, the one definition the bands and the blast radius join
-    (`exposure/capacity_in_force.sql`; needs the case tables and `case_requests`)."""
+    """(Re)materialize `capacity_in_force` (the prefill capacity in force per node, model and
+    time segment: `exposure/capacity_in_force.sql`) and define the view
+    `case_requests_in_force` (each of the case's requests with the capacity in force for it),
+    the one definition the bands and the blast radius read. Needs the case tables and
+    `case_requests` (`load_case_tables`)."""
     engine.materialize("capacity_in_force", "exposure/capacity_in_force")
+    engine.run("exposure/requests_in_force")
 
 
 def compute_bands(

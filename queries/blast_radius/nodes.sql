@@ -1,8 +1,8 @@
 -- The blast radius per model and prefill node: every request of the case's logs (any model,
--- any time; `case_requests`: not the inputs the case does not name), with the prefill
+-- any time; the inputs the case does not name left out), with the prefill
 -- capacity in force for it (docs/decisions.md "Blast radius"):
 -- - the [[capacity]] entry in force for its prefill node and model at its ts
---   (`capacity_in_force`, exposure/capacity_in_force.sql): what the bands use;
+--   (`case_requests_in_force`, exposure/requests_in_force.sql): what the bands use;
 -- - for a model not of the case that no entry holds, the engine's own prefill capacity for
 --   its node at its ts (`blast_radius_engine`, from the engine logs; empty without them).
 -- A request is over capacity as the bands judge one, exclusions aside: a success status
@@ -16,18 +16,13 @@ WITH judged AS (
         r.ts,
         r.prompt_tokens,
         CASE
-            WHEN f.ordinal IS NOT NULL THEN f.over_from
+            WHEN r.capacity IS NOT NULL THEN r.over_from
             WHEN m.model IS NULL THEN coalesce(e.reject_from, e.tokens + 1)
         END AS over_from,
         coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered,
         x.account_id IS NOT NULL AS excluded
-    FROM case_requests AS r
-    LEFT JOIN capacity_in_force AS f
-      ON f.prefill_node IS NOT DISTINCT FROM r.prefill_node
-     AND f.model = r.model
-     AND r.ts >= f.seg_start
-     AND (f.seg_end IS NULL OR r.ts < f.seg_end)
+    FROM case_requests_in_force AS r
     LEFT JOIN (SELECT DISTINCT model FROM case_models) AS m ON m.model = r.model
     LEFT JOIN blast_radius_engine AS e
       ON e.node = r.prefill_node

@@ -1,14 +1,13 @@
 -- One row per request of the case's models with ts in [window_start, window_end), with the
--- prefill capacity in force (`capacity_in_force`: the segment of its prefill node and model
--- holding its ts; capacity_in_force.sql) and its band (docs/decisions.md "Bands"). over_from
--- is the smallest prompt over that capacity: the entry's reject_from (the engine's admission
--- limit), else tokens + 1; a prompt fits when prompt_tokens < over_from. prompt_tokens is the
--- length that decides: the engine's own input length where its logs give one
--- (`engine_lengths`, also in engine_prompt_tokens), else the gateway's
--- (gateway_prompt_tokens, always the record's).
+-- prefill capacity in force (`case_requests_in_force`: requests_in_force.sql) and its band
+-- (docs/decisions.md "Bands"). over_from is the smallest prompt over that capacity: the
+-- entry's reject_from (the engine's admission limit), else tokens + 1; a prompt fits when
+-- prompt_tokens < over_from. prompt_tokens is the length that decides: the engine's own input
+-- length where its logs give one (`engine_lengths`, also in engine_prompt_tokens), else the
+-- gateway's (gateway_prompt_tokens, always the record's).
 WITH scoped AS (
     SELECT r.*
-    FROM case_requests AS r
+    FROM case_requests_in_force AS r
     WHERE r.model IN (SELECT model FROM case_models)
       AND r.ts >= $window_start
       AND r.ts < $window_end
@@ -19,17 +18,12 @@ with_capacity AS (
         coalesce(l.engine_prompt_tokens, s.prompt_tokens) AS prompt_tokens,
         s.prompt_tokens AS gateway_prompt_tokens, l.engine_prompt_tokens,
         s.completion_tokens, s.status, s.prefill_node, s.decode_node,
-        f.capacity,
-        f.over_from,
+        s.capacity,
+        s.over_from,
         x.reason AS exclusion_reason,
         coalesce(s.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered
     FROM scoped AS s
-    LEFT JOIN capacity_in_force AS f
-      ON f.prefill_node IS NOT DISTINCT FROM s.prefill_node
-     AND f.model = s.model
-     AND s.ts >= f.seg_start
-     AND (f.seg_end IS NULL OR s.ts < f.seg_end)
     LEFT JOIN case_exclusions AS x ON x.account_id = s.account_id
     LEFT JOIN engine_lengths AS l ON l.request_id = s.request_id
 )

@@ -1,5 +1,5 @@
 -- The prefill capacity in force ([[capacity]], docs/decisions.md "Bands"), the one definition
--- the bands (bands.sql) and the blast radius (blast_radius/nodes.sql) join: for each prefill
+-- the bands and the blast radius read (through requests_in_force.sql): for each prefill
 -- node and model of the case's requests (`case_requests`: every model and time, the
 -- inputs the case does not name left out), the timeline of the entries that hold for it cut
 -- at every start and end of those entries, and in each segment [seg_start, seg_end) (seg_end
