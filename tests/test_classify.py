@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from forensics import pipeline
+from forensics.analysis import classify as classify_module
 from forensics.analysis import stats
 from forensics.analysis.classify import classify
 from forensics.analysis.exposure import load_case_tables
-from forensics.case import Baseline, Case
+from forensics.case import Baseline, Case, load_case
 from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
 
@@ -514,6 +517,61 @@ def test_the_probing_fields_are_searched_for_in_scope_only():
         assert not engine.frame("classify/has_fields", **params)["present"][0]
         engine.execute("""UPDATE requests SET extra = '{"max_tokens": 1}' WHERE ts = $t""", t=START)
         assert engine.frame("classify/has_fields", **params)["present"][0]
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _ingested(case_toml: Path) -> DuckDBEngine:
+    """The case's sources ingested into a new in-memory database, its scope defined."""
+    case = load_case(case_toml)
+    engine = DuckDBEngine()
+    pipeline.ingest_sources(engine, case)
+    load_case_tables(engine, case)
+    return engine
+
+
+def test_no_probing_field_can_be_kept_when_no_source_mapping_names_one(tmp_path):
+    """tests/fixtures/evidence: a.mapping.toml keeps bootstrap_room in [extra], b's keeps
+    nothing, and both logs were loaded with them: no request can carry max_tokens,
+    prefix_hash or hash_ids, so the text search need not run."""
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    with _ingested(tmp_path / "case" / "incident.toml") as engine:
+        assert (
+            classify_module.fields_possible(engine, load_case(tmp_path / "case" / "incident.toml"))
+            is False
+        )
+
+
+def test_probing_fields_may_be_kept_by_a_mapping_naming_one_or_another_mapping(tmp_path):
+    """tests/fixtures/blast_radius keeps max_tokens and hash_ids: possible. The evidence
+    fixture with a.mapping.toml given max_tokens after its log was loaded: the log was loaded
+    with another mapping than the case's now (its digest differs), so the text search
+    decides."""
+    with _ingested(FIXTURES / "blast_radius" / "incident.toml") as engine:
+        case = load_case(FIXTURES / "blast_radius" / "incident.toml")
+        assert classify_module.fields_possible(engine, case) is True
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    case_toml = tmp_path / "case" / "incident.toml"
+    with _ingested(case_toml) as engine:
+        mapping = tmp_path / "case" / "a.mapping.toml"
+        text = mapping.read_text(encoding="utf-8")
+        mapping.write_text(text.replace("[extra]\n", '[extra]\nmax_tokens = "mt"\n'), "utf-8")
+        assert classify_module.fields_possible(engine, load_case(case_toml)) is True
+
+
+def test_probing_fields_are_searched_for_when_extra_is_the_logs_own_or_unrecorded(tmp_path):
+    """case_small reads its log with the canonical profile, which keeps the log's own
+    `extra`: possible. The evidence fixture in a database whose inputs do not record the
+    mapping (written before the digest was): possible."""
+    with _ingested(FIXTURES / "case_small" / "incident.toml") as engine:
+        case = load_case(FIXTURES / "case_small" / "incident.toml")
+        assert classify_module.fields_possible(engine, case) is True
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    case_toml = tmp_path / "case" / "incident.toml"
+    with _ingested(case_toml) as engine:
+        engine.execute("ALTER TABLE inputs DROP COLUMN mapping_sha256")
+        assert classify_module.fields_possible(engine, load_case(case_toml)) is True
 
 
 # --- verdicts on synthetic traffic ----------------------------------------------------------

@@ -24,8 +24,9 @@ import polars as pl
 
 from ..case import Case
 from ..engines import SQLEngine, needing
-from ..errors import AnalysisError, command
+from ..errors import AnalysisError, ForensicsError, command
 from ..formats import iso
+from ..mapping import ENGINE_FORMATS, load_mapping, mapping_digest, profile
 from ..schema import DEFAULT_STATUS
 from . import scope, stats
 
@@ -42,6 +43,7 @@ ECHO_SECONDS = 10  # a prompt this soon after the account's previous one ...
 ECHO_TOKENS = 16  # ... and at most this many tokens longer or shorter is an echo
 PREFIX_BLOCKS = 2  # a fingerprint is the first two block hashes (queries/classify/fields.sql)
 # the probing tests that read fields a mapping keeps in `extra`, and those fields
+PROBE_FIELDS = frozenset({"max_tokens", "prefix_hash", "hash_ids"})  # classify/fields.sql
 FIELD_TESTS = {
     "probe_max_tokens": "max_tokens",
     "probe_prefix": "prefix_hash or hash_ids",
@@ -204,6 +206,7 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     fields = (
         engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
         if has_requests
+        and fields_possible(engine, case)
         and engine.frame(
             "classify/has_fields", window_start=case.window_start, window_end=case.window_end
         )["present"][0]
@@ -247,6 +250,41 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     )
     _store(engine, result)
     return result
+
+
+def fields_possible(engine: SQLEngine, case: Case) -> bool:
+    """Whether a request of the case may keep a probing field (`PROBE_FIELDS`) in `extra`:
+    ingest writes a mapping's `extra` as an object of exactly its `[extra]` keys (NULL with
+    none; the `canonical` profile keeps the log's own), so none can when every request-log
+    input of the case was loaded with the mapping of a case `[[source]]` (the digest `inputs`
+    records) whose `[extra]` names none of them. Otherwise (a source that keeps the log's own
+    `extra`, an input loaded with another mapping, or one whose mapping was not recorded) the
+    text search of classify/has_fields.sql decides."""
+    keep_none: set[str] = set()
+    for source in case.sources:
+        try:
+            m = (
+                load_mapping(source.mapping, check_sql=False)
+                if source.mapping is not None
+                else profile(str(source.profile))
+            )
+        except ForensicsError:
+            continue  # not readable now: the text search decides
+        engine_log = m.format in ENGINE_FORMATS
+        if not engine_log and not m.keep_extra_column and not PROBE_FIELDS & set(m.extra):
+            keep_none.add(mapping_digest(m))
+    if not keep_none or not engine.table_exists("inputs"):
+        return True
+    inputs = engine.frame("classify/inputs")
+    if "mapping_sha256" not in inputs.columns:
+        return True  # a database from before the digest was recorded
+    unnamed = set(scope.unnamed_inputs(engine))
+    loaded_with = {
+        r["mapping_sha256"]
+        for r in inputs.iter_rows(named=True)
+        if r.get("format") not in ENGINE_FORMATS and r["path"] not in unnamed
+    }
+    return not loaded_with or not loaded_with <= keep_none
 
 
 def _consistent_reason(timing: list[dict[str, Any]], untested: list[str]) -> str:
