@@ -10,17 +10,13 @@
 --   alloc        [MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N).
 --                (kvCacheManager.cpp: N = primary blocks x tokens per block)
 --   seq_len      Adjusted max_seq_len to N (resource_manager.py); max_seq_len=N,
---                max_num_requests=... (py_executor_creator.py)
--- Params: $path, $delim, $year, $anchor, $timezone, $torn_row ($year/$anchor unused: the
--- Python head carries its year).
+--                max_num_requests=... (py_executor_creator.py: it ends each KV cache creation)
+--   estimated    Estimated max memory in KV cache : X GiB (_util.py: the PyTorch backend sized
+--                the final KV cache after a first, estimation-only one)
+-- Params: $path, $timezone, $torn_row (the Python head carries its year).
 WITH raw AS (
-    SELECT ordinality AS source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
-    FROM read_csv(
-        $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
-        max_line_size = 268435456,
-        buffer_size = 268435456
-    ) WITH ORDINALITY
+    SELECT source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
+    FROM _engine_log_lines(CAST($path AS VARCHAR))
 ),
 head AS (
     SELECT
@@ -54,9 +50,7 @@ filled AS (
             own_ts,
             last_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
             first_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
-        ) AS ts,
-        own_ts IS NOT NULL AND own_ts < max(own_ts) OVER (
-            ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS back_in_time
+        ) AS ts
     FROM timed
 ),
 kinded AS (
@@ -69,6 +63,7 @@ kinded AS (
                 THEN 'alloc'
             WHEN starts_with(msg, 'Adjusted max_seq_len to ') OR regexp_matches(msg, '^max_seq_len=\d*, max_num_requests=')
                 THEN 'seq_len'
+            WHEN starts_with(msg, 'Estimated max memory in KV cache') THEN 'estimated'
         END AS kind
     FROM filled
 ),
@@ -85,7 +80,7 @@ extracted AS (
         END AS n_text,
         CASE WHEN kind = 'seq_len' THEN starts_with(msg, 'Adjusted') END AS adjusted
     FROM kinded
-    WHERE kind IS NOT NULL OR back_in_time
+    WHERE kind IS NOT NULL
 )
 SELECT
     source_row,
@@ -93,7 +88,6 @@ SELECT
     tags,
     raw,
     ts,
-    coalesce(back_in_time, false) AS back_in_time,
     CAST(NULL AS VARCHAR) AS rid,
     CASE WHEN kind = 'blocks' THEN try_cast(n_text AS BIGINT) END AS blocks,
     CASE WHEN kind = 'block_tokens' THEN try_cast(n_text AS BIGINT) END AS block_size,

@@ -1,0 +1,132 @@
+-- TensorRT-LLM server starts, one row per KV cache creation of each node, from the trtllm_*
+-- rows of engine_startup (docs/engine-logs.md, "TensorRT-LLM"). Every rank prints its own
+-- lines, in time order: a rank's lines up to and including its n-th whole
+-- `max_seq_len=N, max_num_requests=...` line (printed once the executor and its KV cache are
+-- created) are its n-th creation, and the n-th creations of all ranks are one start. The
+-- PyTorch backend first creates a KV cache to estimate memory, then the final one (its
+-- creation holds the `Estimated max memory in KV cache` line): the estimation (`dry_run`)
+-- has no pool of its own, but its lines mark when the launch began.
+-- Its pool: the smallest `[MemUsageChange] Allocated ... paged KV cache (N)`, else the
+-- smallest primary-pool blocks x tokens per block; its context limit: `Adjusted max_seq_len
+-- to N`, else `max_seq_len=N`.
+-- The figures that must agree (else `disagrees`, with the lines of the smallest and the
+-- largest): every rank's allocation N and blocks x tokens per block (the ranks take the
+-- smallest block count of all before they print it, and N is that count x tokens per block).
+-- A quarantined line sizes nothing; a start none of whose pool lines could be read has no
+-- pool (`quarantined` names them).
+WITH ordered AS (
+    SELECT
+        *,
+        row_number() OVER (PARTITION BY node ORDER BY ts, source, source_row) AS k,
+        kind = 'trtllm_seq_len' AND setup IS NULL AND reason IS NULL AS ends
+    FROM engine_startup
+    WHERE starts_with(kind, 'trtllm_') AND ts IS NOT NULL
+),
+created AS (
+    SELECT
+        *,
+        1 + coalesce(sum(CASE WHEN ends THEN 1 ELSE 0 END) OVER (
+            PARTITION BY node, coalesce(tags, '') ORDER BY k
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS start_no
+    FROM ordered
+),
+per_rank AS (
+    -- blocks x tokens per block of one rank's creation: the figure its allocation line states
+    SELECT
+        node, start_no, tags,
+        min(blocks) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS blocks,
+        min(block_size) FILTER (WHERE kind = 'trtllm_block_tokens' AND reason IS NULL)
+            AS block_tokens,
+        arg_min(source, k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS source,
+        arg_min(source_row, k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL)
+            AS source_row,
+        min(k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS k
+    FROM created
+    GROUP BY node, start_no, tags
+),
+figures AS (
+    SELECT
+        node, start_no, k, source, source_row, tokens AS figure,
+        'paged KV cache (' || tokens || ')' AS text
+    FROM created
+    WHERE kind = 'trtllm_alloc' AND reason IS NULL
+    UNION ALL
+    SELECT
+        node, start_no, k, source, source_row, blocks * block_tokens,
+        blocks || ' primary-pool blocks x ' || block_tokens || ' tokens per block'
+    FROM per_rank
+    WHERE blocks IS NOT NULL AND block_tokens IS NOT NULL
+),
+spread AS (
+    SELECT
+        node, start_no,
+        min(figure) AS lo,
+        max(figure) AS hi,
+        arg_min(text, (figure, k)) AS lo_text,
+        arg_min(source, (figure, k)) AS lo_source,
+        arg_min(source_row, (figure, k)) AS lo_row,
+        arg_max(text, (figure, -k)) AS hi_text,
+        arg_max(source, (figure, -k)) AS hi_source,
+        arg_max(source_row, (figure, -k)) AS hi_row
+    FROM figures
+    GROUP BY node, start_no
+),
+grouped AS (
+    SELECT
+        node,
+        start_no,
+        min(role) AS role,
+        min(tokens) FILTER (WHERE kind = 'trtllm_alloc' AND reason IS NULL) AS alloc_tokens,
+        min(blocks) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS blocks,
+        min(block_size) FILTER (WHERE kind = 'trtllm_block_tokens' AND reason IS NULL)
+            AS block_tokens,
+        coalesce(
+            min(context_len) FILTER (WHERE kind = 'trtllm_seq_len' AND setup = 'adjusted'),
+            min(context_len) FILTER (WHERE kind = 'trtllm_seq_len')
+        ) AS context_len,
+        bool_or(kind = 'trtllm_estimated' AND reason IS NULL) AS estimated,
+        min(ts) AS first_ts,
+        coalesce(
+            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
+                AND reason IS NULL),
+            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'))
+        ) AS start_ts,
+        arg_min(source, (kind NOT IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
+            reason IS NOT NULL, k)) AS source,
+        arg_min(source_row, (kind NOT IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
+            reason IS NOT NULL, k)) AS source_row,
+        string_agg(source || ':' || source_row || ' (' || reason || ')', '; ' ORDER BY k)
+            FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
+                AND reason IS NOT NULL) AS quarantined
+    FROM created
+    GROUP BY node, start_no
+),
+marked AS (
+    SELECT
+        *,
+        -- the next creation holds the estimation's end: this one was the estimation
+        coalesce(lead(estimated) OVER (PARTITION BY node ORDER BY start_no), false) AS dry_run
+    FROM grouped
+)
+SELECT
+    m.node,
+    m.start_no,
+    m.role,
+    CASE WHEN NOT m.dry_run THEN coalesce(s.lo, m.alloc_tokens, m.blocks * m.block_tokens) END
+        AS tokens,
+    m.context_len,
+    m.alloc_tokens,
+    m.blocks,
+    m.block_tokens,
+    m.dry_run,
+    m.first_ts,
+    m.start_ts,
+    m.source,
+    m.source_row,
+    CASE WHEN NOT m.dry_run THEN m.quarantined END AS quarantined,
+    CAST(NULL AS VARCHAR) AS unproven,
+    coalesce(s.lo <> s.hi, false) AND NOT m.dry_run AS disagrees,
+    s.lo_text, s.lo_source, s.lo_row, s.hi_text, s.hi_source, s.hi_row,
+    false AS below_page
+FROM marked AS m
+LEFT JOIN spread AS s ON s.node = m.node AND s.start_no = m.start_no
