@@ -56,14 +56,31 @@ CREATE TABLE IF NOT EXISTS engine_pool_usage (
     node VARCHAR, role VARCHAR, ts TIMESTAMPTZ, usage_pct DOUBLE, source VARCHAR,
     source_row BIGINT
 );
--- A log's lines, whole (a 4-byte delimiter that never occurs in a log, no quoting),
--- numbered from 1: what every engine's parse query reads. A line ends at "\n" or "\r\n" (vLLM
--- ends every line of a multi-line record but the last with "\r\n"); DuckDB's reader also ends
--- one at a bare "\r" (a progress bar redrawing), so a row number after one counts it.
+-- Macros the engines' queries share (temporary: defined on each connection that ingests).
+-- A log's lines, whole (a 4-byte delimiter that never occurs in a log, no quoting), numbered
+-- from 1, colour codes removed: what every engine's parse query reads. A line ends at "\n" or
+-- "\r\n" (vLLM ends every line of a multi-line record but the last with "\r\n"); DuckDB's reader
+-- also ends one at a bare "\r" (a progress bar redrawing), so a row number after one counts it.
 CREATE OR REPLACE TEMP MACRO _engine_log_lines(path) AS TABLE
-SELECT ordinality AS source_row, line
+SELECT ordinality AS source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
 FROM read_csv(
     path, columns = {'line': 'VARCHAR'}, delim = chr(30) || chr(31) || chr(30) || chr(31),
     quote = '', escape = '', header = false, auto_detect = false, strict_mode = false,
     new_line = '\r\n', max_line_size = 268435456, buffer_size = 268435456
-) WITH ORDINALITY
+) WITH ORDINALITY;
+-- The names of the figures written in a line that no 64-bit integer holds (`texts`: each
+-- figure's digits as the line writes them, '' or NULL where it has none): such a line is
+-- quarantined, never loaded with the figure missing.
+CREATE OR REPLACE TEMP MACRO _out_of_range(texts, names) AS list_filter(
+    list_transform(
+        list_zip(texts, names),
+        lambda p: CASE WHEN p[1] <> '' AND try_cast(p[1] AS BIGINT) IS NULL THEN p[2] END
+    ),
+    lambda x: x IS NOT NULL
+);
+-- The note of a span whose start's pool lines disagree (the lines of the smallest and the
+-- largest figure): the smaller is kept in the case database, forensics capacity refuses.
+CREATE OR REPLACE TEMP MACRO _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row) AS
+    'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source || ':' || lo_row
+    || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row || '); the smaller is kept '
+    || 'here, but forensics capacity refuses this start'

@@ -65,9 +65,7 @@ SELECT
     coalesce(limit_min, formula) AS reject_from,
     CASE
         WHEN disagrees
-            THEN 'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source
-                || ':' || lo_row || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row
-                || '); the smaller is kept here, but forensics capacity refuses this start'
+            THEN _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row)
         WHEN below_page
             THEN 'a pool of ' || tokens || ' tokens is smaller than one page (page_size='
                 || page_size || ', ' || args_source || ':' || args_row || '): SGLang sizes its '

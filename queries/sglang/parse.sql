@@ -299,16 +299,15 @@ typed AS (
                  AND event IN ('request.received', 'request.received.openai') THEN 'receive'
              ELSE kind END AS line_kind,
         -- a number written in the line but outside BIGINT is quarantined, never loaded as NULL
-        list_filter(
+        _out_of_range(
             [
-                CASE WHEN tokens_text <> '' AND try_cast(tokens_text AS BIGINT) IS NULL THEN '#tokens' END,
-                CASE WHEN ctx_text <> '' AND try_cast(ctx_text AS BIGINT) IS NULL THEN 'context length' END,
-                CASE WHEN regexp_matches(room_text, '^\d+$') AND try_cast(room_text AS BIGINT) IS NULL THEN 'bootstrap_room' END,
-                CASE WHEN n_in <> '' AND try_cast(n_in AS BIGINT) IS NULL THEN 'input tokens' END,
-                CASE WHEN n_out <> '' AND try_cast(n_out AS BIGINT) IS NULL THEN 'output tokens' END,
-                CASE WHEN n_max <> '' AND try_cast(n_max AS BIGINT) IS NULL THEN 'token limit' END
+                tokens_text, ctx_text,
+                CASE WHEN regexp_matches(room_text, '^\d+$') THEN room_text END, n_in, n_out, n_max
             ],
-            lambda x: x IS NOT NULL
+            [
+                '#tokens', 'context length', 'bootstrap_room', 'input tokens', 'output tokens',
+                'token limit'
+            ]
         ) AS out_of_range
     FROM metrics
 )

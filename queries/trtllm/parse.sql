@@ -14,11 +14,7 @@
 --   estimated    Estimated max memory in KV cache : X GiB (_util.py: the PyTorch backend sized
 --                the final KV cache after a first, estimation-only one)
 -- Params: $path, $timezone, $torn_row (the Python head carries its year).
-WITH raw AS (
-    SELECT source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
-    FROM _engine_log_lines(CAST($path AS VARCHAR))
-),
-head AS (
+WITH head AS (
     SELECT
         source_row,
         regexp_extract(
@@ -28,7 +24,7 @@ head AS (
         ) AS p,
         regexp_extract(line, '^\[TensorRT-LLM\](?:\[RANK (\d+)\])?\[[A-Z]+\] (.*)$', ['rank', 'msg']) AS c,
         line
-    FROM raw
+    FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
 timed AS (

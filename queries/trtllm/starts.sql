@@ -58,16 +58,11 @@ figures AS (
     WHERE blocks IS NOT NULL AND block_tokens IS NOT NULL
 ),
 spread AS (
+    -- the smallest and the largest figure, and the lines that hold them
     SELECT
-        node, start_no,
-        min(figure) AS lo,
-        max(figure) AS hi,
-        arg_min(text, (figure, k)) AS lo_text,
-        arg_min(source, (figure, k)) AS lo_source,
-        arg_min(source_row, (figure, k)) AS lo_row,
-        arg_max(text, (figure, -k)) AS hi_text,
-        arg_max(source, (figure, -k)) AS hi_source,
-        arg_max(source_row, (figure, -k)) AS hi_row
+        node, start_no, min(figure) AS smallest, max(figure) AS largest,
+        arg_min({'text': text, 'source': source, 'row': source_row}, (figure, k)) AS lo,
+        arg_max({'text': text, 'source': source, 'row': source_row}, (figure, -k)) AS hi
     FROM figures
     GROUP BY node, start_no
 ),
@@ -112,8 +107,7 @@ SELECT
     m.node,
     m.start_no,
     m.role,
-    CASE WHEN NOT m.dry_run THEN coalesce(s.lo, m.alloc_tokens, m.blocks * m.block_tokens) END
-        AS tokens,
+    CASE WHEN NOT m.dry_run THEN coalesce(s.smallest, m.blocks * m.block_tokens) END AS tokens,
     m.context_len,
     m.alloc_tokens,
     m.blocks,
@@ -121,12 +115,15 @@ SELECT
     m.dry_run,
     m.first_ts,
     m.start_ts,
+    -- where the node's next creation begins (an estimation-only one too)
+    lead(m.first_ts) OVER (PARTITION BY m.node ORDER BY m.first_ts, m.start_no) AS next_ts,
     m.source,
     m.source_row,
     CASE WHEN NOT m.dry_run THEN m.quarantined END AS quarantined,
     CAST(NULL AS VARCHAR) AS unproven,
-    coalesce(s.lo <> s.hi, false) AND NOT m.dry_run AS disagrees,
-    s.lo_text, s.lo_source, s.lo_row, s.hi_text, s.hi_source, s.hi_row,
+    coalesce(s.smallest <> s.largest, false) AND NOT m.dry_run AS disagrees,
+    s.lo.text AS lo_text, s.lo.source AS lo_source, s.lo['row'] AS lo_row,
+    s.hi.text AS hi_text, s.hi.source AS hi_source, s.hi['row'] AS hi_row,
     false AS below_page
 FROM marked AS m
 LEFT JOIN spread AS s ON s.node = m.node AND s.start_no = m.start_no

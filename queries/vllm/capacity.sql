@@ -4,32 +4,19 @@
 -- start has no span. reject_from is not derived: vLLM refuses by max_model_len, which it
 -- never starts above its pool. role both (kv_both, or no kv_transfer_config) gives a span
 -- per role.
-WITH mine AS (
-    SELECT *
-    FROM engine_starts
-    WHERE source IN (SELECT path FROM inputs WHERE format = 'vllm')
-),
-spans AS (
-    SELECT
-        *,
-        lead(first_ts) OVER (PARTITION BY node ORDER BY first_ts, start_no) AS end_ts
-    FROM mine
-)
 SELECT
     node,
     unnest(CASE WHEN role = 'both' THEN ['prefill', 'decode'] ELSE [role] END) AS role,
     tokens,
     context_len,
     start_ts,
-    end_ts,
+    next_ts AS end_ts,
     source,
     source_row,
     CAST(NULL AS BIGINT) AS reject_from,
     CASE
         WHEN disagrees
-            THEN 'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source
-                || ':' || lo_row || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row
-                || '); the smaller is kept here, but forensics capacity refuses this start'
+            THEN _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row)
         WHEN kv_values > 1
             THEN 'the workers printed different pools (' || kv_tokens || ' .. ' || kv_tokens_max
                 || ' tokens): the smallest is in force'
@@ -39,5 +26,6 @@ SELECT
         WHEN role = 'both' THEN 'no kv_role (or kv_both): the node serves both roles'
     END AS note,
     false AS engine_warned
-FROM spans
-WHERE NOT failed AND start_ts IS NOT NULL AND tokens IS NOT NULL
+FROM engine_starts
+WHERE source IN (SELECT path FROM inputs WHERE format = 'vllm')
+    AND NOT failed AND start_ts IS NOT NULL AND tokens IS NOT NULL

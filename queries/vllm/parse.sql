@@ -37,11 +37,7 @@
 -- the last with "\r\n"); a bare "\r" (a progress bar redrawing) also ends a line, so row
 -- numbers after one count it.
 -- Params: $path, $year, $anchor, $timezone, $torn_row.
-WITH raw AS (
-    SELECT source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
-    FROM _engine_log_lines(CAST($path AS VARCHAR))
-),
-head AS (
+WITH head AS (
     SELECT
         source_row,
         line,
@@ -50,7 +46,7 @@ head AS (
             '^(?:\(([^()]*) pid=\d+\) )?.*?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)? \[?[^\s\]]+\.py:\d+\] ?(.*)$',
             ['proc', 'mo', 'dd', 'hh', 'mi', 'ss', 'msg']
         ) AS h
-    FROM raw
+    FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
 md AS (
@@ -217,15 +213,9 @@ typed AS (
     SELECT
         *,
         try_cast(replace(tokens_text, ',', '') AS BIGINT) AS tokens,
-        list_filter(
-            [
-                CASE WHEN tokens_text <> '' AND try_cast(replace(tokens_text, ',', '') AS BIGINT) IS NULL THEN 'KV cache size' END,
-                CASE WHEN ctx_text <> '' AND try_cast(ctx_text AS BIGINT) IS NULL THEN 'context length' END,
-                CASE WHEN block_text <> '' AND try_cast(block_text AS BIGINT) IS NULL THEN 'block size' END,
-                CASE WHEN n_in <> '' AND try_cast(n_in AS BIGINT) IS NULL THEN 'prompt tokens' END,
-                CASE WHEN n_max <> '' AND try_cast(n_max AS BIGINT) IS NULL THEN 'token limit' END
-            ],
-            lambda x: x IS NOT NULL
+        _out_of_range(
+            [replace(tokens_text, ',', ''), ctx_text, block_text, n_in, n_max],
+            ['KV cache size', 'context length', 'block size', 'prompt tokens', 'token limit']
         ) AS out_of_range
     FROM extracted
 )

@@ -55,25 +55,18 @@ compared AS (
     WHERE kind IN ('vllm_blocks', 'vllm_kv_tokens') AND reason IS NULL
 ),
 spread AS (
+    -- the lines of the smallest and the largest figure of each group
     SELECT
         node, start_no, agree,
         min(figure) <> max(figure) AS disagrees,
-        arg_min(text, (figure, k)) AS lo_text,
-        arg_min(source, (figure, k)) AS lo_source,
-        arg_min(source_row, (figure, k)) AS lo_row,
-        arg_max(text, (figure, -k)) AS hi_text,
-        arg_max(source, (figure, -k)) AS hi_source,
-        arg_max(source_row, (figure, -k)) AS hi_row
+        arg_min({'text': text, 'source': source, 'row': source_row}, (figure, k)) AS lo,
+        arg_max({'text': text, 'source': source, 'row': source_row}, (figure, -k)) AS hi
     FROM compared
     WHERE agree IS NOT NULL
     GROUP BY node, start_no, agree
 ),
 disagreeing AS (
-    SELECT
-        node, start_no,
-        arg_min(lo_text, agree) AS lo_text, arg_min(lo_source, agree) AS lo_source,
-        arg_min(lo_row, agree) AS lo_row, arg_min(hi_text, agree) AS hi_text,
-        arg_min(hi_source, agree) AS hi_source, arg_min(hi_row, agree) AS hi_row
+    SELECT node, start_no, arg_min(lo, agree) AS lo, arg_min(hi, agree) AS hi
     FROM spread
     WHERE disagrees
     GROUP BY node, start_no
@@ -136,6 +129,8 @@ SELECT
     g.failed,
     g.first_ts,
     g.start_ts,
+    -- where the node's next start begins (a failed one, or one without a readable pool, too)
+    lead(g.first_ts) OVER (PARTITION BY g.node ORDER BY g.first_ts, g.start_no) AS next_ts,
     -- a start with a quarantined pool line is known by that line
     CASE WHEN g.quarantined IS NOT NULL THEN g.cut_source ELSE g.source END AS source,
     CASE WHEN g.quarantined IS NOT NULL THEN g.cut_row ELSE g.source_row END AS source_row,
@@ -145,8 +140,9 @@ SELECT
         THEN 'a pool line of this start was quarantined while others were read, and vLLM '
             || 'keeps the smallest of them'
     END AS unproven,
-    d.lo_text IS NOT NULL AS disagrees,
-    d.lo_text, d.lo_source, d.lo_row, d.hi_text, d.hi_source, d.hi_row,
+    d.lo IS NOT NULL AS disagrees,
+    d.lo.text AS lo_text, d.lo.source AS lo_source, d.lo['row'] AS lo_row,
+    d.hi.text AS hi_text, d.hi.source AS hi_source, d.hi['row'] AS hi_row,
     false AS below_page
 FROM grouped AS g
 LEFT JOIN disagreeing AS d ON d.node = g.node AND d.start_no = g.start_no
