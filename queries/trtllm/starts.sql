@@ -1,34 +1,62 @@
 -- TensorRT-LLM server starts, one row per KV cache creation of each node, from the trtllm_*
 -- rows of engine_startup (docs/engine-logs.md, "TensorRT-LLM"). Every rank prints its own
--- lines, in time order: a rank's lines up to and including its n-th whole
--- `max_seq_len=N, max_num_requests=...` line (printed once the executor and its KV cache are
--- created) are its n-th creation, and the n-th creations of all ranks are one start. The
--- PyTorch backend first creates a KV cache to estimate memory, then the final one (its
--- creation holds the `Estimated max memory in KV cache` line): the estimation (`dry_run`)
--- has no pool of its own, but its lines mark when the launch began.
+-- lines, in time order. A rank's creation ends with its `max_seq_len=N, max_num_requests=...`
+-- line (the PyTorch backend prints it once the executor and its KV cache are created); where
+-- a log has no such line (the C++ executor), a pool line (primary-pool blocks, tokens per
+-- block) after an allocation line of the same creation opens the next one. The n-th creations
+-- of all ranks are one start. The PyTorch backend first creates a KV cache only to estimate
+-- memory, then the final one (whose creation holds the `Estimated max memory in KV cache`
+-- line): the estimation (`dry_run`) has no pool of its own, but its lines mark when the launch
+-- began.
 -- Its pool: the smallest `[MemUsageChange] Allocated ... paged KV cache (N)`, else the
 -- smallest primary-pool blocks x tokens per block; its context limit: `Adjusted max_seq_len
 -- to N`, else `max_seq_len=N`.
 -- The figures that must agree (else `disagrees`, with the lines of the smallest and the
 -- largest): every rank's allocation N and blocks x tokens per block (the ranks take the
--- smallest block count of all before they print it, and N is that count x tokens per block).
--- A quarantined line sizes nothing; a start none of whose pool lines could be read has no
--- pool (`quarantined` names them).
+-- smallest token count of all before they size the pool, and N is its blocks x tokens per
+-- block). A quarantined line sizes nothing; a start none of whose pool lines could be read
+-- has no pool (`quarantined` names them).
 WITH ordered AS (
     SELECT
         *,
         row_number() OVER (PARTITION BY node ORDER BY ts, source, source_row) AS k,
-        kind = 'trtllm_seq_len' AND setup IS NULL AND reason IS NULL AS ends
+        kind = 'trtllm_seq_len' AND setup IS NULL AND reason IS NULL AS ends,
+        kind IN ('trtllm_blocks', 'trtllm_block_tokens') AND reason IS NULL AS opens
     FROM engine_startup
     WHERE starts_with(kind, 'trtllm_') AND ts IS NOT NULL
+),
+segmented AS (
+    SELECT
+        *,
+        -- the end lines before it: its rank's creation, where the log prints them
+        coalesce(sum(CASE WHEN ends THEN 1 ELSE 0 END) OVER (
+            PARTITION BY node, coalesce(tags, '') ORDER BY k
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS seg
+    FROM ordered
+),
+counted AS (
+    SELECT
+        *,
+        coalesce(sum(CASE WHEN kind = 'trtllm_alloc' AND reason IS NULL THEN 1 ELSE 0 END) OVER (
+            PARTITION BY node, coalesce(tags, ''), seg ORDER BY k
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS allocs_before
+    FROM segmented
 ),
 created AS (
     SELECT
         *,
-        1 + coalesce(sum(CASE WHEN ends THEN 1 ELSE 0 END) OVER (
-            PARTITION BY node, coalesce(tags, '') ORDER BY k
-            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS start_no
-    FROM ordered
+        -- the allocation lines before the last pool line at or before it, in its segment
+        coalesce(last_value(CASE WHEN opens THEN allocs_before END IGNORE NULLS) OVER (
+            PARTITION BY node, coalesce(tags, ''), seg ORDER BY k
+            ROWS UNBOUNDED PRECEDING), 0) AS sub
+    FROM counted
+),
+numbered AS (
+    SELECT
+        *,
+        -- the rank's n-th creation
+        dense_rank() OVER (PARTITION BY node, coalesce(tags, '') ORDER BY seg, sub) AS start_no
+    FROM created
 ),
 per_rank AS (
     -- blocks x tokens per block of one rank's creation: the figure its allocation line states
@@ -41,14 +69,14 @@ per_rank AS (
         arg_min(source_row, k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL)
             AS source_row,
         min(k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS k
-    FROM created
+    FROM numbered
     GROUP BY node, start_no, tags
 ),
 figures AS (
     SELECT
         node, start_no, k, source, source_row, tokens AS figure,
         'paged KV cache (' || tokens || ')' AS text
-    FROM created
+    FROM numbered
     WHERE kind = 'trtllm_alloc' AND reason IS NULL
     UNION ALL
     SELECT
@@ -90,10 +118,14 @@ grouped AS (
             reason IS NOT NULL, k)) AS source,
         arg_min(source_row, (kind NOT IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
             reason IS NOT NULL, k)) AS source_row,
+        arg_min(source, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens',
+            'trtllm_alloc') AND reason IS NOT NULL) AS cut_source,
+        arg_min(source_row, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens',
+            'trtllm_alloc') AND reason IS NOT NULL) AS cut_row,
         string_agg(source || ':' || source_row || ' (' || reason || ')', '; ' ORDER BY k)
             FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
                 AND reason IS NOT NULL) AS quarantined
-    FROM created
+    FROM numbered
     GROUP BY node, start_no
 ),
 marked AS (
@@ -117,8 +149,11 @@ SELECT
     m.start_ts,
     -- where the node's next creation begins (an estimation-only one too)
     lead(m.first_ts) OVER (PARTITION BY m.node ORDER BY m.first_ts, m.start_no) AS next_ts,
-    m.source,
-    m.source_row,
+    -- a start without a pool is known by its first quarantined pool line
+    CASE WHEN s.smallest IS NULL AND m.quarantined IS NOT NULL THEN m.cut_source
+         ELSE m.source END AS source,
+    CASE WHEN s.smallest IS NULL AND m.quarantined IS NOT NULL THEN m.cut_row
+         ELSE m.source_row END AS source_row,
     CASE WHEN NOT m.dry_run THEN m.quarantined END AS quarantined,
     CAST(NULL AS VARCHAR) AS unproven,
     coalesce(s.smallest <> s.largest, false) AND NOT m.dry_run AS disagrees,
