@@ -34,11 +34,11 @@ def _load(tmp_path: Path, log: Path) -> DuckDBEngine:
 
 
 def test_each_launch_is_one_span_of_its_final_kv_cache(tmp_path: Path) -> None:
-    """README: four KV cache creations (ended by lines 7, 16, 23, 31); 1 and 3 only
+    """README: four KV cache creations (ended by lines 8, 18, 26, 35); 1 and 3 only
     estimate memory (the creation after each holds `Estimated max memory in KV cache`), so
-    no span of 8,224 tokens. 294,912 tokens and context 131,072 from 14:03:31 (line 14, timed
-    by line 13) until the next launch begins at 15:30:02 (line 20); then 8,192 tokens with
-    `Adjusted max_seq_len to 8192` from 15:31:10 (line 29), open."""
+    no span of 8,224 tokens. 294,912 tokens and context 131,072 from 14:03:31 (line 15, timed
+    by line 14) until the next launch begins at 15:30:02 (line 22); then 8,192 tokens with
+    `Adjusted max_seq_len to 8192` from 15:31:10 (line 32), open."""
     with _load(tmp_path, LOG) as eng:
         rows = eng.rows(
             "SELECT node, role, tokens, context_len, start_ts, end_ts, source_row "
@@ -48,21 +48,21 @@ def test_each_launch_is_one_span_of_its_final_kv_cache(tmp_path: Path) -> None:
     t2 = datetime(2026, 1, 20, 15, 30, 2, tzinfo=UTC)
     t3 = datetime(2026, 1, 20, 15, 31, 10, tzinfo=UTC)
     assert rows == [
-        ("context-0", "prefill", 294912, 131072, t1, t2, 14),
-        ("context-0", "prefill", 8192, 8192, t3, None, 29),
+        ("context-0", "prefill", 294912, 131072, t1, t2, 15),
+        ("context-0", "prefill", 8192, 8192, t3, None, 32),
     ]
 
 
 def test_the_accounting_counts_the_pool_seq_len_and_estimation_lines(tmp_path: Path) -> None:
-    """README: 17 evidence lines of 31, all loaded; 14 other."""
+    """README: 21 evidence lines of 35, all loaded; 14 other."""
     eng = DuckDBEngine(tmp_path / "c.duckdb")
     with eng:
         report = ingest.ingest_into(
             eng, [LOG], profile="trtllm", role="prefill", clock=ingest.Clock()
         )
     s = report.inputs[0]
-    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (17, 17, 0, 0)
-    assert s.note == "lines=31 other=14"
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (21, 21, 0, 0)
+    assert s.note == "lines=35 other=14"
 
 
 def test_a_restart_of_the_cpp_executor_without_end_lines_opens_a_new_span(
@@ -131,4 +131,32 @@ def test_an_allocation_cut_by_the_end_of_the_file_leaves_its_start_without_a_poo
         assert eng.rows("SELECT kind, source_row FROM engine_faults ORDER BY kind") == [
             ("no_capacity", 3),
             ("quarantined", 3),
+        ]
+
+
+def test_a_kv_cache_with_a_pool_per_window_size_gives_no_span(tmp_path: Path) -> None:
+    """Variable sliding-window attention: one `Max KV cache blocks per sequence` line per
+    window size (4,096 and 131,072), one pool each; no single [[capacity]] entry states them,
+    so no span, and a `no_capacity` fault saying why, at line 2."""
+    line = (
+        CPP + "Max KV cache blocks per sequence: {} [window size={}], tokens per block=32, "
+        "primary blocks={}, secondary blocks=0, max sequence length=131072"
+    )
+    log = _write(
+        tmp_path,
+        PY.format("14:00:00"),
+        line.format(128, 4096, 4000),
+        line.format(4096, 131072, 4000),
+        CPP + "Number of tokens per block: 32.",
+        CPP + "[MemUsageChange] Allocated 2.00 GiB for max tokens in paged KV cache (256000).",
+    )
+    with _load(tmp_path, log) as eng:
+        assert eng.rows("SELECT count(*) FROM engine_capacity") == [(0,)]
+        assert eng.rows("SELECT kind, source_row, figure FROM engine_faults") == [
+            (
+                "no_capacity",
+                2,
+                "its KV cache has one pool per attention window size (variable sliding-window "
+                "attention: 131072, 4096), which no one [[capacity]] entry can state",
+            )
         ]

@@ -182,7 +182,7 @@ def test_a_number_cut_by_the_end_of_the_file_leaves_its_start_without_a_proven_p
                 "no_capacity",
                 3,
                 "a pool line of this start was quarantined while others were read, and vLLM "
-                "keeps the smallest of them",
+                "keeps the smallest of them: the cut one may have held it",
             ),
             ("quarantined", 3, reason),
         ]

@@ -125,9 +125,10 @@ def fault_text(fault: dict[str, Any], where: Callable[[str], str] = str) -> str:
         )
     if kind == "no_capacity":
         why = fault["figure"] or "none of this start's capacity lines could be read"
+        said = at if fault["figure"] else f"{at} was quarantined"
         return (
-            f"engine logs: {node} from {ts}: {why} ({at} was quarantined): it has no "
-            "[[capacity]] entry, and requests there match none"
+            f"engine logs: {node} from {ts}: {why} ({said}): it has no [[capacity]] entry, and "
+            "requests there match none"
         )
     if kind == "time_back":
         return (

@@ -7,9 +7,9 @@
 --                 other_source:other_row)
 --   below_page    a pool smaller than one page of the start's page_size (SGLang)
 --   no_capacity   a start whose pool the logs do not prove: none of its capacity lines could
---                 be read (figure NULL), or one was quarantined where the engine keeps the
---                 smallest of several (figure: why); it ends the span before it and has none of
---                 its own
+--                 be read (figure NULL), or (figure: why) one was quarantined where the engine
+--                 keeps the smallest of several, or its pool is one per attention window size;
+--                 it ends the span before it and has none of its own
 --   quarantined   a startup line quarantined (figure: the reason)
 --   time_back     an evidence line more than a second before the one above it in its log
 --                 (other_row, other_ts)
@@ -29,7 +29,7 @@ UNION ALL
 SELECT
     node, 'no_capacity', false, start_ts, source, source_row, unproven, NULL, NULL, NULL, NULL
 FROM engine_starts
-WHERE tokens IS NULL AND start_ts IS NOT NULL AND quarantined IS NOT NULL
+WHERE tokens IS NULL AND start_ts IS NOT NULL AND (quarantined IS NOT NULL OR unproven IS NOT NULL)
 UNION ALL
 SELECT node, 'quarantined', false, ts, source, source_row, reason, NULL, NULL, NULL, NULL
 FROM engine_startup

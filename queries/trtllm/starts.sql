@@ -21,7 +21,8 @@ WITH ordered AS (
         *,
         row_number() OVER (PARTITION BY node ORDER BY ts, source, source_row) AS k,
         kind = 'trtllm_seq_len' AND setup IS NULL AND reason IS NULL AS ends,
-        kind IN ('trtllm_blocks', 'trtllm_block_tokens') AND reason IS NULL AS opens
+        kind IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens') AND reason IS NULL
+            AS opens
     FROM engine_startup
     WHERE starts_with(kind, 'trtllm_') AND ts IS NOT NULL
 ),
@@ -62,13 +63,16 @@ per_rank AS (
     -- blocks x tokens per block of one rank's creation: the figure its allocation line states
     SELECT
         node, start_no, tags,
-        min(blocks) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS blocks,
-        min(block_size) FILTER (WHERE kind = 'trtllm_block_tokens' AND reason IS NULL)
-            AS block_tokens,
-        arg_min(source, k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS source,
-        arg_min(source_row, k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL)
-            AS source_row,
-        min(k) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS k
+        min(blocks) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks')
+            AND reason IS NULL) AS blocks,
+        min(block_size) FILTER (WHERE kind IN ('trtllm_block_tokens', 'trtllm_window_blocks')
+            AND reason IS NULL) AS block_tokens,
+        arg_min(source, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks')
+            AND reason IS NULL) AS source,
+        arg_min(source_row, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks')
+            AND reason IS NULL) AS source_row,
+        min(k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks')
+            AND reason IS NULL) AS k
     FROM numbered
     GROUP BY node, start_no, tags
 ),
@@ -100,9 +104,15 @@ grouped AS (
         start_no,
         min(role) AS role,
         min(tokens) FILTER (WHERE kind = 'trtllm_alloc' AND reason IS NULL) AS alloc_tokens,
-        min(blocks) FILTER (WHERE kind = 'trtllm_blocks' AND reason IS NULL) AS blocks,
-        min(block_size) FILTER (WHERE kind = 'trtllm_block_tokens' AND reason IS NULL)
-            AS block_tokens,
+        min(blocks) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks')
+            AND reason IS NULL) AS blocks,
+        min(block_size) FILTER (WHERE kind IN ('trtllm_block_tokens', 'trtllm_window_blocks')
+            AND reason IS NULL) AS block_tokens,
+        -- the window sizes of its pools (one per size under variable sliding-window attention)
+        string_agg(DISTINCT setup, ', ' ORDER BY setup) FILTER (
+            WHERE kind = 'trtllm_window_blocks' AND reason IS NULL) AS windows,
+        count(DISTINCT setup) FILTER (WHERE kind = 'trtllm_window_blocks' AND reason IS NULL)
+            AS window_sizes,
         coalesce(
             min(context_len) FILTER (WHERE kind = 'trtllm_seq_len' AND setup = 'adjusted'),
             min(context_len) FILTER (WHERE kind = 'trtllm_seq_len')
@@ -110,20 +120,20 @@ grouped AS (
         bool_or(kind = 'trtllm_estimated' AND reason IS NULL) AS estimated,
         min(ts) AS first_ts,
         coalesce(
-            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
+            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
                 AND reason IS NULL),
-            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'))
+            min(ts) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens', 'trtllm_alloc'))
         ) AS start_ts,
-        arg_min(source, (kind NOT IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
+        arg_min(source, (kind NOT IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
             reason IS NOT NULL, k)) AS source,
-        arg_min(source_row, (kind NOT IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
+        arg_min(source_row, (kind NOT IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens', 'trtllm_alloc'),
             reason IS NOT NULL, k)) AS source_row,
-        arg_min(source, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens',
-            'trtllm_alloc') AND reason IS NOT NULL) AS cut_source,
-        arg_min(source_row, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens',
-            'trtllm_alloc') AND reason IS NOT NULL) AS cut_row,
+        arg_min(source, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks',
+            'trtllm_block_tokens', 'trtllm_alloc') AND reason IS NOT NULL) AS cut_source,
+        arg_min(source_row, k) FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks',
+            'trtllm_block_tokens', 'trtllm_alloc') AND reason IS NOT NULL) AS cut_row,
         string_agg(source || ':' || source_row || ' (' || reason || ')', '; ' ORDER BY k)
-            FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
+            FILTER (WHERE kind IN ('trtllm_blocks', 'trtllm_window_blocks', 'trtllm_block_tokens', 'trtllm_alloc')
                 AND reason IS NOT NULL) AS quarantined
     FROM numbered
     GROUP BY node, start_no
@@ -139,7 +149,8 @@ SELECT
     m.node,
     m.start_no,
     m.role,
-    CASE WHEN NOT m.dry_run THEN coalesce(s.smallest, m.blocks * m.block_tokens) END AS tokens,
+    CASE WHEN NOT m.dry_run AND m.window_sizes <= 1
+        THEN coalesce(s.smallest, m.blocks * m.block_tokens) END AS tokens,
     m.context_len,
     m.alloc_tokens,
     m.blocks,
@@ -155,8 +166,12 @@ SELECT
     CASE WHEN s.smallest IS NULL AND m.quarantined IS NOT NULL THEN m.cut_row
          ELSE m.source_row END AS source_row,
     CASE WHEN NOT m.dry_run THEN m.quarantined END AS quarantined,
-    CAST(NULL AS VARCHAR) AS unproven,
-    coalesce(s.smallest <> s.largest, false) AND NOT m.dry_run AS disagrees,
+    CASE WHEN NOT m.dry_run AND m.window_sizes > 1
+        THEN 'its KV cache has one pool per attention window size (variable sliding-window '
+            || 'attention: ' || m.windows || '), which no one [[capacity]] entry can state'
+    END AS unproven,
+    coalesce(s.smallest <> s.largest, false) AND NOT m.dry_run AND m.window_sizes <= 1
+        AS disagrees,
     s.lo.text AS lo_text, s.lo.source AS lo_source, s.lo['row'] AS lo_row,
     s.hi.text AS hi_text, s.hi.source AS hi_source, s.hi['row'] AS hi_row,
     false AS below_page

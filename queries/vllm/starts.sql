@@ -138,7 +138,7 @@ SELECT
     CASE WHEN NOT g.failed THEN g.quarantined END AS quarantined,
     CASE WHEN g.quarantined IS NOT NULL AND g.pool_read AND NOT g.failed
         THEN 'a pool line of this start was quarantined while others were read, and vLLM '
-            || 'keeps the smallest of them'
+            || 'keeps the smallest of them: the cut one may have held it'
     END AS unproven,
     d.lo IS NOT NULL AS disagrees,
     d.lo.text AS lo_text, d.lo.source AS lo_source, d.lo['row'] AS lo_row,
