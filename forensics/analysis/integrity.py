@@ -63,11 +63,16 @@ _SCHEMA = {"key": pl.String, "value": pl.String}
 def case_digest(case: Case, *, analysis_only: bool = False) -> str:
     """sha256 of the case file's effective content (see the module doc); paths count relative
     to the case file, so moving the case folder keeps it. `analysis_only` leaves out what no
-    analysis reads (`[notify]`: the notices' texts), so rewording a notice needs no re-analysis."""
+    analysis reads (`[notify]`, `[[exclude]] notify`, `[[event]] audience`: the notices'
+    texts and readers), so rewording a notice needs no re-analysis."""
     body = _plain(asdict(case), case.folder)
     body.pop("path", None)
-    if analysis_only:
+    if analysis_only:  # what only notify reads: who is notified, who reads an event
         body.pop("notify", None)
+        for exclusion in body["exclusions"]:
+            exclusion.pop("notify", None)
+        for event in body["events"]:
+            event.pop("audience", None)
     for exclusion in body["exclusions"]:  # where ids are written: lines move with comments
         exclusion.pop("places", None)
         exclusion.pop("comments", None)
