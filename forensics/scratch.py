@@ -168,7 +168,7 @@ def move_in(
 
 def _staged(work: Path, units: set[str]) -> list[str]:
     """The files under `work` (relative, POSIX), those of the `units` folders aside."""
-    found = []
+    found: list[str] = []
     for folder, dirs, files in os.walk(work):
         rel = os.path.relpath(folder, work).replace(os.sep, "/")
         if rel == ".":
