@@ -150,7 +150,7 @@ def move_in(
             if parent not in made:
                 (out / parent).mkdir(parents=True, exist_ok=True)
                 made.add(parent)
-            _move(work / rel, out / rel)
+            _move(os.path.join(work, rel), os.path.join(out, rel))  # strings: one per file
             _fault("move")
         if last is not None and (work / last).exists():
             _move(work / last, out / last)
@@ -229,14 +229,14 @@ def _delete(out: Path, rel: str) -> bool:
     there was one."""
     if not _safe(rel):
         return False
-    path = out / rel
-    try:  # a file (the usual case): one unlink, no stat
-        path.unlink()
+    try:  # a file (the usual case): one unlink, no stat, no Path
+        os.unlink(os.path.join(out, rel))
         return True
     except FileNotFoundError:
         return False
     except OSError:  # a folder (or a name unlink cannot remove): as below
         pass
+    path = out / rel
     if path.is_dir() and not path.is_symlink():
         aside = out / f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}.aside"
         with contextlib.suppress(OSError):
@@ -270,7 +270,7 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _move(entry: Path, dest: Path) -> None:
+def _move(entry: str | Path, dest: str | Path) -> None:
     """Rename `entry` to `dest` (replacing a file), copying across file systems."""
     try:
         os.replace(entry, dest)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -220,7 +221,9 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     files, not_hashed = [], []
     for output in sorted(outputs, key=lambda o: o.path):
         reason = (
-            NOT_HASHED["/"] if output.source.is_dir() else NOT_HASHED.get(Path(output.path).suffix)
+            NOT_HASHED["/"]
+            if output.path.endswith("/") or output.source.is_dir()
+            else NOT_HASHED.get(os.path.splitext(output.path)[1])
         )
         entry = {"path": output.path, "written_by": output.written_by}
         if reason is not None:
@@ -249,10 +252,15 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
 
 
 def files_under(path: Path) -> list[Path]:
-    """`path`, or every file under it when it is a folder (e.g. notify/notices/)."""
-    if path.is_dir():
-        return sorted(f for f in path.rglob("*") if f.is_file())
-    return [path]
+    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted."""
+    if not path.is_dir():
+        return [path]
+    found = [
+        os.path.join(folder, name)
+        for folder, _, files in os.walk(path)  # strings: thousands of notices, no Path each
+        for name in files
+    ]
+    return [Path(f) for f in sorted(found, key=lambda f: f.split(os.sep))]
 
 
 def _file_hash(path: Path) -> dict[str, Any]:
