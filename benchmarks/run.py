@@ -93,8 +93,9 @@ TARGETS = {
     "timeline_svg_mb": 2,
     # ... and its share of `forensics run` wherever run is measured (--run-sizes)
     "report_share_of_run": 0.25,
-    # issue 39, at every size: `forensics notify` no longer than `forensics analyze` (standalone,
-    # the same run), and the notify stage of `forensics run` no longer than its analyze stage
+    # issue 39, at every size: `forensics notify` no longer than `forensics analyze` (each as the
+    # command runs, the same run), and the notify stage of `forensics run` no longer than its
+    # analyze stage
     "notify_vs_analyze": 1.0,
 }
 MB = 1024**2
@@ -720,8 +721,10 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args)
     row["report"] = bench_report(pq_case, pq_db, size, repeats, work)
     row["notify"] = bench_notify(pq_case, pq_db, size, repeats, work)
+    # as the commands run (interpreter start, imports, the work): what `forensics notify` and
+    # `forensics analyze` take for a user; the work alone (`median_s`) is in the table too
     row["notify"]["ratio_vs_analyze"] = (
-        row["notify"]["toolkit"]["median_s"] / row["analyze"]["toolkit"]["median_s"]
+        row["notify"]["toolkit"]["median_wall_s"] / row["analyze"]["toolkit"]["median_wall_s"]
     )
     _unlink_db(pq_db)
     shutil.rmtree(work / f"out-{size}", ignore_errors=True)
@@ -1184,13 +1187,14 @@ def table(doc: dict) -> str:
     if notified:
         lines += [
             "",
-            "notify (forensics notify on the analysed Parquet case, into analyze's folder; s) "
-            "against analyze, and the floor of its files: as many new files of the same bytes "
-            "written bare",
+            "notify (forensics notify on the analysed Parquet case, into analyze's folder) "
+            "against analyze, each as the command runs (wall: interpreter start, imports, the "
+            "work) and its work alone, and the floor of its files: as many new files of the same "
+            "bytes written bare",
             "",
-            "| requests | notices | messages | MB | notify s | notify CPU s | analyze s | ratio "
-            "| bare file writes s | notify peak RSS MB |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| requests | notices | messages | MB | notify wall s | analyze wall s | ratio "
+            "| notify s | analyze s | bare file writes s | notify CPU s | notify peak RSS MB |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in notified:
             n = r["notify"]
@@ -1202,11 +1206,13 @@ def table(doc: dict) -> str:
                         f"{n['notices']:,}",
                         f"{n['messages']:,}",
                         f"{n['bytes'] / MB:.0f}",
-                        f"{n['toolkit']['median_s']:.2f}",
-                        f"{n['toolkit']['median_cpu_s']:.1f}",
-                        f"{r['analyze']['toolkit']['median_s']:.2f}",
+                        f"{n['toolkit']['median_wall_s']:.2f}",
+                        f"{r['analyze']['toolkit']['median_wall_s']:.2f}",
                         f"{n['ratio_vs_analyze']:.2f}x",
+                        f"{n['toolkit']['median_s']:.2f}",
+                        f"{r['analyze']['toolkit']['median_s']:.2f}",
                         f"{n['bare_files']['median_s']:.2f}",
+                        f"{n['toolkit']['median_cpu_s']:.1f}",
                         f"{n['toolkit']['peak_rss_mb']:.0f}",
                     ]
                 )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import html
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email import policy as email_policy
@@ -36,6 +37,7 @@ _SENTINEL = {
     "Message-ID": "<id@sentinel.invalid>",
 }
 _TEXT, _HTML = "text-sentinel", "html-sentinel"
+_B64_LINE = re.compile(rb".{1,76}")
 
 
 def addresses(values: Sequence[str | None]) -> tuple[list[str], list[str]]:
@@ -170,7 +172,7 @@ def _body(text: str) -> bytes:
     of 76 characters (57 bytes each), each ending CRLF."""
     lines = text.encode("utf-8", "surrogateescape").splitlines()
     encoded = binascii.b2a_base64(b"\r\n".join(lines) + b"\r\n", newline=False)
-    return b"".join(encoded[i : i + 76] + b"\r\n" for i in range(0, len(encoded), 76))
+    return b"\r\n".join(_B64_LINE.findall(encoded)) + b"\r\n"
 
 
 def html_document(title: str, body: str) -> str:

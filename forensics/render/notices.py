@@ -170,6 +170,20 @@ def lines_block(text: str) -> Block:
     )
 
 
+def list_block(items: Sequence[tuple[str, str]]) -> Block:
+    """A list of `- LEAD: text` items: `LEAD` the toolkit's own (a time), `text` data; as
+    CommonMark renders it."""
+    if not items:
+        return Block("", "", "")
+    return Block(
+        "\n".join(f"- {lead}: {md(text)}" for lead, text in items),
+        "\n".join(f"- {lead}: {plain(text)}" for lead, text in items),
+        "<ul>\n"
+        + "".join(f"<li>{_html_escape(lead)}: {html_text(text)}</li>\n" for lead, text in items)
+        + "</ul>\n",
+    )
+
+
 def to_html(markdown: str) -> str:
     """CommonMark (tables and strike-through too) as an HTML fragment; raw HTML in it is
     shown as text, and links with an unsafe scheme (`javascript:`) are not made."""
@@ -475,6 +489,9 @@ def case_context(case: Case, audience: str) -> dict[str, Any]:
     responder's [notify] texts as blocks."""
     aware = case.awareness
     texts = case.notify
+    shown = [
+        e for e in sorted(case.events, key=lambda e: (e.at, e.label)) if audience in e.audience
+    ]
     return {
         "case": {
             "name": case.name,
@@ -486,9 +503,9 @@ def case_context(case: Case, audience: str) -> dict[str, Any]:
         },
         "events": [
             {"at": Markdown(iso(e.at)), "label": e.label, "awareness": e.awareness, "when": e.at}
-            for e in sorted(case.events, key=lambda e: (e.at, e.label))
-            if audience in e.audience
+            for e in shown
         ],
+        "timeline_list": list_block([(iso(e.at), e.label) for e in shown]),
         "awareness": None
         if aware is None
         else {
