@@ -138,7 +138,7 @@ def incident_json(
         "reference": case.name,
         "summary": summary_text,
         "timeline": timeline,
-        "discovery_method": _discovery(case),
+        "discovery_method": discovery_method(case),
         "action": {
             "error": {
                 "variety": ["Misconfiguration", "Programming error"],
@@ -174,7 +174,7 @@ def incident_json(
     return (json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def _discovery(case: Case) -> dict[str, Any]:
+def discovery_method(case: Case) -> dict[str, Any]:
     """`discovery_method` from `[notify] discovery_method` (varieties checked against VERIS'
     lists), else `{"unknown": true}`."""
     given = case.notify.discovery_method

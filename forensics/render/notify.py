@@ -328,6 +328,7 @@ def write_lists(
                 where=engine.where,
                 fix=f"run {command('analyze')} (or {command('run')}) first",
             )
+    incident.discovery_method(case)  # a variety VERIS lacks is refused before any work
     result = NotifyResult(warnings=load_accounts(engine, case))
     jurisdiction = _load_jurisdictions(engine, case)
     address_columns = _address_columns(engine, case)
