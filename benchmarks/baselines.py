@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-DEFAULT_STATUS = 200  # docs/schema.md: a request without a status counts as 200
+DEFAULT_STATUS = 200  # docs/schema.md: a request without a status (NULL) is read as 200
 REQUEST_COLUMNS = (
     "request_id",
     "ts",
@@ -214,7 +214,7 @@ typed AS (
 )
 SELECT
     line_no, request_id, ts, account_id, model, prompt_tokens, completion_tokens,
-    coalesce(status_value, 200) AS status, prefill_node, decode_node, ts_end, extra,
+    status_value AS status, prefill_node, decode_node, ts_end, extra,
     CASE
         WHEN invalid THEN 'invalid JSON'
         WHEN request_id IS NULL THEN 'missing required field request_id'
@@ -241,7 +241,10 @@ CREATE TEMP MACRO _why(v, what) AS CASE
 END
 """
 _SAME_CONTENT = " AND ".join(
-    f"t.{c} IS NOT DISTINCT FROM f.{c}"
+    # a missing status (NULL) compares as the 200 it is read as
+    f"coalesce(t.{c}, {DEFAULT_STATUS}) = coalesce(f.{c}, {DEFAULT_STATUS})"
+    if c == "status"
+    else f"t.{c} IS NOT DISTINCT FROM f.{c}"
     for c in (*REQUEST_COLUMNS[1:], "extra")  # every loaded column but the id and provenance
 )
 
@@ -504,7 +507,7 @@ def polars_equal_work_ingest(log: str, out_dir: str, mapping: str) -> dict[str, 
         .when(pl.col("status_text").is_not_null() & pl.col("status_value").is_null())
         .then(why(pl.col("status_text"), "status"))
         .alias("reason"),
-        pl.col("status_value").fill_null(200).cast(pl.Int32).alias("status"),
+        pl.col("status_value").cast(pl.Int32).alias("status"),  # NULL when none is given
     )
     ok = typed.filter(pl.col("reason").is_null())
     first = pl.col("request_id").is_first_distinct()  # rows are in line order
@@ -514,7 +517,13 @@ def polars_equal_work_ingest(log: str, out_dir: str, mapping: str) -> dict[str, 
         loaded.select("request_id", *[pl.col(c).alias(f"first_{c}") for c in content]),
         on="request_id",
     )
-    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(f"first_{c}")) for c in content)
+    same = pl.all_horizontal(
+        # a missing status (NULL) compares as the 200 it is read as
+        pl.col(c).fill_null(DEFAULT_STATUS).eq(pl.col(f"first_{c}").fill_null(DEFAULT_STATUS))
+        if c == "status"
+        else pl.col(c).eq_missing(pl.col(f"first_{c}"))
+        for c in content
+    )
     repeats = repeats.select("line_no", same.alias("same"))
     loaded.select(
         *REQUEST_COLUMNS[:-1],

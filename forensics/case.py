@@ -75,6 +75,8 @@ class Capacity:
     `reject_from` (optional) is the engine's admission limit: the smallest prompt it refuses
     (SGLang: min(context_len - 1, tokens - 1) - 5, e.g. 681,274 on a 681,280-token pool).
     A prompt is over the capacity from `over_from` on: reject_from, else tokens + 1.
+    `models` (optional) is a shell glob on the model name: the entry applies only to the
+    requests of the models it matches (None: to every model).
     """
 
     role: str
@@ -83,6 +85,7 @@ class Capacity:
     start: datetime
     end: datetime | None = None
     reject_from: int | None = None
+    models: str | None = None
 
     @property
     def over_from(self) -> int:
@@ -94,9 +97,20 @@ class Capacity:
         """`nodes` as a SQL GLOB pattern that matches what `matches` does (see `sql_glob`)."""
         return sql_glob(self.nodes)
 
-    def matches(self, node: str | None, at: datetime) -> bool:
+    @property
+    def models_glob(self) -> str | None:
+        """`models` as a SQL GLOB pattern (see `sql_glob`); None when the entry has none."""
+        return sql_glob(self.models) if self.models is not None else None
+
+    def applies_to(self, model: str) -> bool:
+        """Whether the entry holds for requests of `model` (its `models` glob, or no glob)."""
+        return self.models is None or fnmatch.fnmatchcase(model, self.models)
+
+    def matches(self, node: str | None, at: datetime, model: str | None = None) -> bool:
+        """Whether the entry holds for a request on `node` at `at` (of `model`, when given)."""
         node_ok = fnmatch.fnmatchcase(node, self.nodes) if node is not None else self.nodes == "*"
-        return node_ok and self.start <= at and (self.end is None or at < self.end)
+        model_ok = model is None or self.applies_to(model)
+        return node_ok and model_ok and self.start <= at and (self.end is None or at < self.end)
 
 
 @dataclass(frozen=True)
@@ -271,6 +285,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "capacity": {
         "role": str,
         "nodes": str,
+        "models": str,
         "tokens": int,
         "reject_from": int,
         "start": (str, datetime),
@@ -568,16 +583,30 @@ class _Parser:
             end = self.time(t["end"], "capacity", i, "end") if "end" in t else None
             if end is not None and end <= start:
                 raise self.fail("end must be after start", "capacity", i, "end")
-            cap = Capacity(t["role"], t.get("nodes", "*"), t["tokens"], start, end, reject_from)
+            models = t.get("models")
+            if models is not None and not models.strip():
+                raise self.fail(
+                    "must not be empty",
+                    "capacity",
+                    i,
+                    "models",
+                    fix='give a glob on the model name (e.g. "@cf/zai-org/glm-5.3"), or leave '
+                    "it out for an entry that holds for every model",
+                )
+            cap = Capacity(
+                t["role"], t.get("nodes", "*"), t["tokens"], start, end, reject_from, models
+            )
             for other, label in out:
                 if (
                     other.role == cap.role
                     and other.nodes == cap.nodes
+                    and other.models == cap.models
                     and _overlaps(other, cap)
                     and (other.tokens, other.reject_from) != (cap.tokens, cap.reject_from)
                 ):
+                    same = "role and nodes" if cap.models is None else "role, nodes and models"
                     raise self.fail(
-                        f"contradicts {label}: same role and nodes, overlapping "
+                        f"contradicts {label}: same {same}, overlapping "
                         f"time, different tokens or reject_from ({_limit(other)} vs "
                         f"{_limit(cap)})",
                         "capacity",

@@ -504,6 +504,7 @@ def _capacity_text(result: CapacityResult) -> str:
         for e in result.entries
         if e.get("note")
     ]
+    lines += [f"  fault: {text}" for text in result.fault_texts()]
     lines.append("")
     if result.preflight:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
@@ -552,7 +553,10 @@ def ingest(
     node: Annotated[
         str | None,
         typer.Option(
-            "--node", metavar="NODE", help="Engine node id (engine logs; default: file name)."
+            "--node",
+            metavar="NODE",
+            help="Engine node id, or a rule such as '{folder}/{name}' (engine logs; default: "
+            "file name).",
         ),
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Engine role (engine logs).")] = None,
@@ -634,7 +638,7 @@ def analyze(
 ) -> None:
     """Bands, exposure count, exclusions, data owners, usage classification.
 
-    Writes summary.json and exposed_requests.csv.
+    Writes summary.json, exposed_requests.csv and blast_radius.csv.
 
     Example:
 
@@ -826,7 +830,12 @@ def capacity(
         typer.Option("--out", metavar="FILE", help="Write the [[capacity]] entries to this file."),
     ] = None,
     node: Annotated[
-        str | None, typer.Option("--node", metavar="NODE", help="Node id (default: file name).")
+        str | None,
+        typer.Option(
+            "--node",
+            metavar="NODE",
+            help="Node id, or a rule such as '{folder}/{name}' (default: file name).",
+        ),
     ] = None,
     role: Annotated[Role | None, typer.Option("--role", help="Server role.")] = None,
     year: YearOpt = None,

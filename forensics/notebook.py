@@ -2,7 +2,7 @@
 
 An `Investigation` holds one case file and its open case database and answers questions as
 Polars frames (`summary`, `exposed`, `bands`, `excluded`, `data_owners`, `classification`,
-`account`, `sql`) and Altair charts (`timeline_chart`, `size_chart`, `daily_chart`,
+`blast_radius`, `account`, `sql`) and Altair charts (`timeline_chart`, `size_chart`, `daily_chart`,
 `hourly_chart`). It runs nothing of its own: ingest and the analysis are the steps of
 `forensics.pipeline`, the charts are the report's (`forensics.render.figures`), so every
 figure equals `forensics run` / `forensics demo` on the same case.
@@ -56,6 +56,7 @@ ANALYSIS_TABLES = (
     "classification_tests",
     "classification_profile",
     "exposure_range_requests",
+    "blast_radius",
 )
 
 
@@ -278,6 +279,29 @@ class Investigation:
     def classification_tests(self) -> pl.DataFrame:
         """The classification's tests: statistic, p-value and detail of each."""
         return self.engine.read_table("classification_tests")
+
+    def blast_radius(self, per_node: bool = False) -> pl.DataFrame:
+        """Every model of the logs against its prefill pool, over their whole span: summary.json's
+        `blast_radius` (one row per model); with `per_node`, per model and prefill node as
+        blast_radius.csv holds it (the `blast_radius` table, times as instants; no node first)."""
+        rows = self.summary()["blast_radius"]
+        if per_node:
+            frame = self.engine.read_table("blast_radius")
+            return frame.sort(["model", "prefill_node"], nulls_last=False)
+        return pl.DataFrame(
+            rows,
+            schema={
+                "model": pl.String,
+                "requests": pl.Int64,
+                "over_capacity": pl.Int64,
+                "excluded": pl.Int64,
+                "unknown_capacity": pl.Int64,
+                "first_over": pl.String,
+                "last_over": pl.String,
+                "in_window": pl.Int64,
+                "outside_window": pl.Int64,
+            },
+        )
 
     def account(self, account_id: str) -> AccountView:
         """One account's requests in the window, classification evidence and data owners."""

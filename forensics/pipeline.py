@@ -20,6 +20,7 @@ from typing import Any
 from . import engines, ingest, scratch
 from .analysis import (
     assumptions,
+    blast_radius,
     classify,
     coverage,
     evidence,
@@ -43,6 +44,7 @@ from .errors import (
     option,
     render_terms,
 )
+from .formats import relative_path
 from .ingest import engine_logs
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
@@ -83,10 +85,15 @@ class CapacityResult:
     inputs: list[InputStats] = field(default_factory=list)
     context_window: int | None = None
     out: Path | None = None
+    faults: list[dict[str, Any]] = field(default_factory=list)  # none of them refuses
 
     def toml(self) -> str:
         """The entries as `[[capacity]]` tables for a case file."""
         return capacity_entries.to_toml(self.entries)
+
+    def fault_texts(self) -> list[str]:
+        """Each fault as a sentence naming its lines."""
+        return [capacity_timeline.fault_text(f) for f in self.faults]
 
 
 # --- steps on an open engine (the notebook uses these too) ---------------------------------
@@ -134,6 +141,8 @@ def summarize(
         classification = classify.classify(eng, case, exclusions).to_summary()
     with step(progress, "analyze: engine evidence"):
         engine_evidence = evidence.engine_evidence(eng, case)
+    with step(progress, "analyze: blast radius"):
+        radius = blast_radius.blast_radius(eng, case)
     with step(progress, "analyze: summary"):
         summary = build_summary(
             eng,
@@ -143,7 +152,8 @@ def summarize(
             classification=classification,
             evidence=engine_evidence,
         )
-    warnings: list[str] = []
+    summary["blast_radius"] = radius.models
+    warnings: list[str] = evidence.warnings(engine_evidence)
     if attribution.reason:
         warnings.append(f"data owners {attribution.status}: {attribution.reason}")
     if summary["bands"]["unknown_capacity"]:
@@ -151,6 +161,13 @@ def summarize(
             f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
             "(band unknown_capacity): add entries for their prefill nodes and times"
         )
+    unnamed = set(scope.unnamed_inputs(eng))  # another case's engine logs: not this one's
+    warnings.extend(
+        capacity_timeline.fault_text(f, lambda src: relative_path(src, case.folder))
+        for f in capacity_timeline.faults(eng)
+        if f["source"] not in unnamed
+    )
+    warnings.extend(radius.warnings)
     with step(progress, "analyze: coverage, assumptions, exposure range"):
         warnings.extend(evidence_of(eng, case, summary))
     summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
@@ -170,9 +187,9 @@ def evidence_of(eng: SQLEngine, case: Case, summary: dict[str, Any]) -> list[str
         eng, case, summary["exposure_count"], assumed.status_assumed
     )
     warnings.extend(scope.unmatched(eng, case))
-    warnings.extend(
-        f"[[source]] {s['source']}: no record in the window" for s in cov.sources if not s["total"]
-    )
+    warnings.extend(exposure.undelivered_statuses_warning(eng, case, summary["bands"]))
+    warnings.extend(scope.unnamed_warning(eng, case))
+    warnings.extend(cov.warnings())
     warnings.extend(assumed.warnings)
     warnings.extend(range_warnings)
     summary["exposure_range"] = exposure_range.to_summary()
@@ -224,14 +241,15 @@ def analyze_engine(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`analyze_case`, then summary.json and exposed_requests.csv written into folder `out`
-    (the commands write into a staging folder and publish it: `publish`)."""
+    """`analyze_case`, then summary.json, exposed_requests.csv and blast_radius.csv written into
+    folder `out` (the commands write into a staging folder and publish it: `publish`)."""
     summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
     out.mkdir(parents=True, exist_ok=True)
-    with step(progress, "analyze: write summary.json, exposed_requests.csv"):
+    with step(progress, "analyze: write summary.json, exposed_requests.csv, blast_radius.csv"):
         paths = [
             write_summary(summary, out / "summary.json"),
             exposure.write_exposed_csv(eng, out / "exposed_requests.csv"),
+            blast_radius.write_blast_radius_csv(eng, out / "blast_radius.csv"),
         ]
     return AnalysisResult(summary=summary, paths=paths, warnings=warnings, out=out)
 
@@ -372,10 +390,10 @@ def analyze(
     allow_empty: bool = False,
     progress: Progress = SILENT,
 ) -> AnalysisResult:
-    """`forensics analyze`: summary.json and exposed_requests.csv published into `out` (the
-    files of an earlier analysis there removed, with a warning: `publish`). Refused when a
-    case `[[source]]` is not in the database, or (unless `allow_empty`) when no request of
-    the case's models is inside the window."""
+    """`forensics analyze`: summary.json, exposed_requests.csv and blast_radius.csv published
+    into `out` (the files of an earlier analysis there removed, with a warning: `publish`).
+    Refused when a case `[[source]]` is not in the database, or (unless `allow_empty`) when no
+    request of the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
@@ -723,6 +741,14 @@ def capacity(
             loaded.inputs.extend(one.inputs)
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
+        faults = capacity_timeline.faults(eng)
+    refusing = [f for f in faults if f["refuses"]]
+    if refusing:
+        more = f" (and {len(refusing) - 1} more such start(s))" if len(refusing) > 1 else ""
+        raise InputError(
+            capacity_timeline.fault_text(refusing[0]) + more,
+            fix=f"then give {command('capacity')} the other logs alone for their entries",
+        )
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
     if unknown:
         raise InputError(
@@ -732,13 +758,15 @@ def capacity(
             "lines",
         )
     if not entries:
+        cut = [capacity_timeline.fault_text(f) for f in faults if f["kind"] == "quarantined"]
         raise InputError(
             "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
-            "# GPU blocks, KV cache primary pool) in the logs",
+            "# GPU blocks, KV cache primary pool) in the logs"
+            + (f" that could be read ({'; '.join(cut[:3])})" if cut else ""),
             where=where,
             fix="give the server logs from startup on",
         )
-    result = CapacityResult(entries, findings, loaded.inputs, context_window, None)
+    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults)
     if out is not None:
         path = Path(out)
         path.write_text(result.toml(), encoding="utf-8")

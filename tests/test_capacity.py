@@ -190,6 +190,7 @@ def test_cli_missing_log_is_one_line_error(tmp_path, runner):
 
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53"
+MODEL_53 = "@cf/zai-org/glm-5.3"
 
 
 def test_capacity_from_the_bundled_engine_logs_equals_the_case_file(tmp_path, runner):
@@ -209,9 +210,10 @@ def test_capacity_from_the_bundled_engine_logs_equals_the_case_file(tmp_path, ru
     )
     assert res.exit_code == 0, res.output
     derived = _case_with(tmp_path, out.read_text(encoding="utf-8")).capacity
-    case = load_case(BUNDLED / "incident.toml").capacity
-    # the case file writes the same pools with node globs: every derived span (exact node)
-    # holds the tokens, start and end of the case entry for its role and time
+    # the case file writes GLM-5.3's pools with node globs: every derived span (exact node)
+    # holds the tokens, start and end of the case entry for its role and time (GLM-5.2's own
+    # pool, on nodes with no engine log here, is the case's alone)
+    case = [c for c in load_case(BUNDLED / "incident.toml").capacity if c.applies_to(MODEL_53)]
     got = sorted({(c.role, c.tokens, c.reject_from, c.start, c.end) for c in derived}, key=str)
     want = sorted({(c.role, c.tokens, c.reject_from, c.start, c.end) for c in case}, key=str)
     assert got == want
@@ -226,3 +228,43 @@ def _case_with(folder: Path, capacity_toml: str):
     p = folder / "derived.toml"
     p.write_text(CASE_HEAD + capacity_toml, encoding="utf-8")
     return load_case(p)
+
+
+def test_a_pool_below_one_page_is_refused_naming_its_lines(tmp_path):
+    # SGLang sizes a pool in whole pages (tokens // page_size * page_size): 32 tokens cannot
+    # be the pool of a server whose server_args say page_size=64
+    log = tmp_path / "p.log"
+    log.write_text(
+        "[2026-08-27 00:00:00] server_args=ServerArgs(model_path='m', context_length=4096, "
+        "page_size=64, disaggregation_mode='prefill')\n"
+        "[2026-08-27 00:00:20 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 32, "
+        "K size: 0.01 GB, V size: 0.01 GB\n"
+        "[2026-08-27 00:00:30 TP0] max_total_num_tokens=32, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=8, context_len=4096, "
+        "available_gpu_mem=1.00 GB\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        pipeline.capacity([str(log)], tmp_path / "c.duckdb")
+    assert info.value.what.startswith(
+        f"engine logs: p start at 2026-08-27T00:00:20Z: a pool of 32 tokens ({log}:2) is less "
+        f"than one page (page_size=64, {log}:1)"
+    )
+
+
+def test_logs_whose_capacity_lines_were_all_quarantined_are_refused_naming_them(tmp_path):
+    log = tmp_path / "p.log"
+    log.write_text(
+        "[2026-08-27 00:00:30 TP0] max_total_num_tokens=0, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=8, context_len=3, "
+        "available_gpu_mem=1.00 GB\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        pipeline.capacity([str(log)], tmp_path / "c.duckdb", role="prefill")
+    assert info.value.what == (
+        "no capacity line (KV Cache is allocated / max_total_num_tokens, KV cache size, "
+        "# GPU blocks, KV cache primary pool) in the logs that "
+        f"could be read (engine logs: {log}:1: startup line quarantined: impossible figure: a "
+        "KV pool of 0 tokens (SGLang does not start with one))"
+    )

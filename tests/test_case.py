@@ -499,3 +499,40 @@ def test_a_clock_skew_of_zero_is_accepted(tmp_path):
 def test_a_bad_uncertainty_value_is_refused_naming_its_line(tmp_path, body, shown):
     path = _write(tmp_path, f"\n[uncertainty]\n{body}\n")
     assert _refusal(path).startswith(f"{path.resolve()}{shown}")
+
+
+def test_capacity_models_glob_is_optional_and_read(tmp_path):
+    entry = '\n[[capacity]]\nrole = "prefill"\ntokens = {t}\n{m}start = "2026-09-01T00:00:00Z"\n'
+    path = _write(
+        tmp_path, entry.format(t=600, m='models = "glm-5.*"\n') + entry.format(t=900, m="")
+    )
+    for_glm, for_all = load_case(path).capacity
+    assert (for_glm.models, for_all.models) == ("glm-5.*", None)
+    assert [for_glm.applies_to(m) for m in ("glm-5.3", "glm-4")] == [True, False]
+    assert for_all.applies_to("glm-4")
+
+
+def test_an_empty_capacity_models_glob_is_refused(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[capacity]]\nrole = "prefill"\nmodels = " "\ntokens = 5\n'
+        'start = "2026-09-01T00:00:00Z"\n',
+    )
+    assert _refusal(path).startswith(f"{path.resolve()}:11: capacity[1].models: must not be empty")
+
+
+def test_overlapping_capacity_of_one_node_glob_for_other_models_is_accepted(tmp_path):
+    entry = '\n[[capacity]]\nrole = "prefill"\nnodes = "pf-*"\nmodels = "{m}"\ntokens = {t}\n'
+    entry += 'start = "2026-09-01T00:00:00Z"\n'
+    path = _write(tmp_path, entry.format(m="m-a", t=600) + entry.format(m="m-b", t=900))
+    assert [(c.models, c.tokens) for c in load_case(path).capacity] == [("m-a", 600), ("m-b", 900)]
+
+
+def test_overlapping_capacity_of_the_same_nodes_and_models_is_refused(tmp_path):
+    entry = '\n[[capacity]]\nrole = "prefill"\nnodes = "pf-*"\nmodels = "m-a"\ntokens = {t}\n'
+    entry += 'start = "2026-09-01T00:00:00Z"\n'
+    path = _write(tmp_path, entry.format(t=600) + entry.format(t=900))
+    line = _refusal(path)
+    assert line.startswith(
+        f"{path.resolve()}:16: capacity[2]: contradicts capacity[1]: same role, nodes and models"
+    )

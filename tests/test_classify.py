@@ -12,6 +12,7 @@ import pytest
 
 from forensics.analysis import stats
 from forensics.analysis.classify import classify
+from forensics.analysis.exposure import load_case_tables
 from forensics.case import Baseline, Case
 from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
@@ -98,8 +99,38 @@ def ordinary_traffic(seed: int, accounts: int = 12, sessions: int = 500) -> list
     return rows
 
 
+FIELDS = ("max_tokens", "prefix_hash", "hash_ids")  # what a mapping may keep in `extra`
+
+
+def with_fields(rows: list[dict], seed: int) -> list[dict]:
+    """`rows` as a gateway that logs the completion limit and prefix block hashes shows them,
+    every account alike: max_tokens absent for 20 %, 1 or 4 for 1 % each, else 64 to 8192;
+    the first two block hashes those of one of four shared system prompts for 30 % of the
+    requests, else the request's own; and 2 % of the requests sent twice at once (a second
+    sample of the same prompt 0.5-5 s later: an echo)."""
+    rng = np.random.default_rng([seed, 40])
+    limits = [None, 1, 4, 64, 512, 2048, 8192]
+    shares = [0.2, 0.01, 0.01, 0.08, 0.3, 0.3, 0.1]
+    out = []
+    block = 1_000_000
+    for r in rows:
+        if rng.random() < 0.3:
+            shared = int(rng.integers(4))
+            head = [10_000 + 2 * shared, 10_001 + 2 * shared]
+        else:
+            head, block = [block, block + 1], block + 2
+        limit = limits[int(rng.choice(len(limits), p=shares))]
+        fields = {"hash_ids": [*head, block]} | ({"max_tokens": limit} if limit else {})
+        block += 1
+        out.append({**r, **fields})
+        if rng.random() < 0.02:
+            out.append({**r, **fields, "t": r["t"] + float(rng.uniform(0.5, 5.0))})
+    return out
+
+
 def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.DataFrame:
-    """The `bands` table of CONTRACTS.md for `rows`, capacity CAP everywhere."""
+    """The `bands` table of CONTRACTS.md for `rows`, capacity CAP everywhere; with an `extra`
+    column (JSON text) holding the FIELDS a row gives, None where it gives none."""
     excluded = excluded or {}
     out = []
     for i, r in enumerate(sorted(rows, key=lambda r: (r["t"], r["account_id"]))):
@@ -130,16 +161,26 @@ def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.
                 "band": band,
                 "exclusion_reason": reason,
                 "over_from": CAP + 1,  # no reject_from: over capacity means > CAP
+                "extra": json.dumps({k: r[k] for k in FIELDS if k in r}, sort_keys=True)
+                if any(k in r for k in FIELDS)
+                else None,
             }
         )
-    return pl.DataFrame(out, schema=BANDS_SCHEMA)
+    return pl.DataFrame(out, schema={**BANDS_SCHEMA, "extra": pl.Utf8})
 
 
 def engine_with(frame: pl.DataFrame) -> DuckDBEngine:
+    """`bands` as given, and the case tables the analysis writes beside it; a `requests`
+    table (request_id, extra) when some row has an `extra`."""
     engine = DuckDBEngine()
     engine.con.register("bands_src", frame.to_arrow())
-    engine.execute("CREATE TABLE bands AS SELECT * FROM bands_src")
+    engine.execute("CREATE TABLE bands AS SELECT * EXCLUDE (extra) FROM bands_src")
+    if frame["extra"].drop_nulls().len():
+        engine.execute(
+            "CREATE TABLE requests AS SELECT request_id, extra::JSON AS extra FROM bands_src"
+        )
     engine.con.unregister("bands_src")
+    load_case_tables(engine, make_case())
     return engine
 
 
@@ -250,6 +291,174 @@ def test_account_counts_split_exposed_baseline_near_and_burst():
     ]
 
 
+def test_probing_counts_worked_by_hand():
+    """Echoes: a request at most 10 s after its account's previous one, both delivered, the
+    prompts at most 16 tokens apart. Fingerprints: prefix_hash, else the first two block
+    hashes; a match: another account sent the fingerprint strictly earlier.
+    acct-a: t=4 is an echo of t=0 (4 s, 10 tokens); t=8 is 20 tokens off; t=9 failed; t=12
+    follows a failure; t=50 is 38 s later: 1 echo. max_tokens at t=0, 4, 8 (1, 4, 5): 3 given,
+    2 tiny. Fingerprint "1,2" at t=0, 4, 50: acct-a sent it first (t=0), acct-b second (t=2),
+    so t=4 and t=50 match (acct-b earlier), t=0 does not: 3 fingerprints, 2 matches, 1 account.
+    acct-b: t=40 comes exactly 10 s after t=30 with the same length: 1 echo. "1,2" at t=2
+    (acct-a at t=0: match), [7] is one block (no fingerprint), prefix_hash "x" at t=40 (the
+    excluded acct-c at t=1: match): 2 of 2, from 2 accounts. acct-c is excluded: not counted,
+    yet its earlier use counts."""
+    rows = [
+        {"t": 0.0, "prompt_tokens": 1000, "max_tokens": 1, "hash_ids": [1, 2, 3]},
+        {"t": 4.0, "prompt_tokens": 1010, "max_tokens": 4, "hash_ids": [1, 2, 9]},
+        {"t": 8.0, "prompt_tokens": 1030, "max_tokens": 5},
+        {"t": 9.0, "prompt_tokens": 1030, "status": 500},
+        {"t": 12.0, "prompt_tokens": 1030},
+        {"t": 50.0, "prompt_tokens": 1030, "hash_ids": [1, 2, 5]},
+    ]
+    rows = [{"account_id": "acct-a", "status": 200} | r for r in rows]
+    rows += [
+        {"account_id": "acct-b", "t": 2.0, "prompt_tokens": 5000, "hash_ids": [1, 2]},
+        {"account_id": "acct-b", "t": 30.0, "prompt_tokens": 5000, "hash_ids": [7]},
+        {"account_id": "acct-b", "t": 40.0, "prompt_tokens": 5000, "prefix_hash": "x"},
+        {"account_id": "acct-c", "t": 1.0, "prompt_tokens": 5000, "prefix_hash": "x"},
+    ]
+    rows = [{"status": 200} | r for r in rows]
+    with engine_with(bands_frame(rows, {"acct-c": "researcher"})) as engine:
+        lengths = engine.frame(
+            "classify/lengths", echo_seconds=10, echo_tokens=16, default_status=200
+        )
+        fields = engine.frame("classify/fields", tiny_max_tokens=4)
+    assert lengths.rows() == [("acct-a", 6, 1), ("acct-b", 3, 1)]
+    assert fields.rows() == [("acct-a", 6, 3, 2, 3, 2, 1), ("acct-b", 3, 0, 0, 2, 2, 2)]
+
+
+def tiny_max_tokens_account(name: str = "acct-tiny") -> list[dict]:
+    """30 long-context prompts (150,000 tokens, each on its own hour) asking for 1 token."""
+    return [
+        {
+            "account_id": name,
+            "t": 3600.0 * (5 * k + 2),
+            "prompt_tokens": 150_000 + 1000 * k,
+            "status": 200,
+            "max_tokens": 1,
+            "hash_ids": [5_000_000 + 3 * k, 5_000_001 + 3 * k],
+        }
+        for k in range(30)
+    ]
+
+
+def echo_account(name: str = "acct-echo") -> list[dict]:
+    """15 prompts of 250,000 tokens 3 s apart: 14 echoes."""
+    t0 = 3 * 86400 + 10 * 3600
+    return [
+        {"account_id": name, "t": t0 + 3.0 * k, "prompt_tokens": 250_000, "status": 200}
+        for k in range(15)
+    ]
+
+
+def prefix_snoop(victim: str = "acct-victim", snoop: str = "acct-snoop") -> list[dict]:
+    """The victim sends 5 requests starting with blocks 7000000, 7000001; an hour later the
+    snoop sends 20 requests a minute apart starting with the same two blocks."""
+    t0 = 2 * 86400 + 9 * 3600
+    rows = [
+        {
+            "account_id": victim,
+            "t": t0 + 120.0 * k,
+            "prompt_tokens": 300_000 + 5000 * k,
+            "status": 200,
+            "max_tokens": 2048,
+            "hash_ids": [7_000_000, 7_000_001, 7_100_000 + k],
+        }
+        for k in range(5)
+    ]
+    return rows + [
+        {
+            "account_id": snoop,
+            "t": t0 + 3600.0 + 60.0 * k,
+            "prompt_tokens": 200_000 + 1000 * k,
+            "status": 200,
+            "max_tokens": 512,
+            "hash_ids": [7_000_000, 7_000_001, 8_000_000 + k],
+        }
+        for k in range(20)
+    ]
+
+
+def _reasons(result, account: str) -> set[str]:
+    return {r["test"] for r in result.to_summary()["accounts"][account]["reasons"]}
+
+
+def test_an_account_asking_for_one_token_is_flagged_for_probing():
+    rows = with_fields(ordinary_traffic(seed=11), 11) + tiny_max_tokens_account()
+    result, tables = run(rows)
+    assert result.flagged_accounts == ["acct-tiny"]
+    assert _reasons(result, "acct-tiny") == {"probe_max_tokens"}
+    assert "probe_max_tokens" in result.reason
+    row = tables["classification_accounts"].filter(pl.col("account_id") == "acct-tiny")
+    assert row.select("exposed", "baseline", "tiny_max_tokens").rows() == [(0, 30, 30)]
+
+
+def test_a_burst_of_prompts_of_one_length_seconds_apart_is_flagged():
+    result, tables = run(with_fields(ordinary_traffic(seed=11), 11) + echo_account())
+    assert result.flagged_accounts == ["acct-echo"]
+    assert _reasons(result, "acct-echo") == {"probe_length_burst"}
+    row = tables["classification_accounts"].filter(pl.col("account_id") == "acct-echo")
+    assert row["length_echoes"].to_list() == [14]
+
+
+def test_prompts_starting_with_another_accounts_blocks_flag_the_snoop_not_its_victim():
+    result, tables = run(with_fields(ordinary_traffic(seed=11), 11) + prefix_snoop())
+    assert result.flagged_accounts == ["acct-snoop"]
+    assert _reasons(result, "acct-snoop") == {"probe_prefix"}
+    (reason,) = result.to_summary()["accounts"]["acct-snoop"]["reasons"]
+    assert reason["detail"].startswith("20 of 20 requests began with a prefix")
+    accounts = tables["classification_accounts"]
+    matches = dict(accounts.select("account_id", "prefix_matches").iter_rows())
+    assert (matches["acct-snoop"], matches["acct-victim"]) == (20, 0)
+
+
+def test_a_probing_account_without_long_context_requests_gets_a_row_when_flagged():
+    """acct-tiny's prompts below the baseline minimum: outside the long-context stream, its
+    row comes from the probing test alone."""
+    short = [r | {"prompt_tokens": 2000} for r in tiny_max_tokens_account()]
+    result, tables = run(with_fields(ordinary_traffic(seed=11), 11) + short)
+    assert result.flagged_accounts == ["acct-tiny"]
+    row = tables["classification_accounts"].filter(pl.col("account_id") == "acct-tiny")
+    assert row.select("exposed", "baseline", "flagged", "tiny_max_tokens").rows() == [
+        (0, 0, True, 30)
+    ]
+
+
+def test_probing_tests_without_their_fields_are_named_not_testable():
+    result, _ = run(ordinary_traffic(seed=11))
+    assert result.reason.endswith(
+        "; not testable without their fields: probe_max_tokens (max_tokens), probe_prefix "
+        "(prefix_hash or hash_ids)"
+    )
+    tests = {t["test"]: t for t in result.tests}
+    assert tests["probe_max_tokens"]["p_value"] is None
+    assert tests["probe_max_tokens"]["detail"].startswith(
+        "not testable: the case database holds no requests table"
+    )
+
+
+def test_probing_fields_absent_from_every_request_are_named_not_testable():
+    """The requests keep only a bootstrap_room in `extra`: the two tests that need max_tokens or
+    a prefix fingerprint are not testable, and say so; echoes need no field and are tested."""
+    with engine_with(bands_frame(ordinary_traffic(seed=11))) as engine:
+        engine.execute(
+            "CREATE TABLE requests AS SELECT request_id, '{\"bootstrap_room\": 5}'::JSON AS extra "
+            "FROM bands"
+        )
+        result = classify(engine, make_case())
+    tests = {t["test"]: t for t in result.tests}
+    assert tests["probe_max_tokens"]["detail"].startswith(
+        "not testable: no request of the case's models in the window carries max_tokens"
+    )
+    assert tests["probe_prefix"]["p_value"] is None
+    assert tests["probe_length_burst"]["detail"].startswith("requests within 10 s")
+    assert result.reason.endswith(
+        "; not testable without their fields: probe_max_tokens (max_tokens), probe_prefix "
+        "(prefix_hash or hash_ids)"
+    )
+
+
 # --- verdicts on synthetic traffic ----------------------------------------------------------
 
 
@@ -322,7 +531,10 @@ def test_tables_for_the_report_are_materialized():
         "burst",
         "day",
         "hour_of_day",
+        "probe_length_burst",
+        "probe_max_tokens",
         "probe_near_capacity",
+        "probe_prefix",
         "probe_steps",
     ]
     prof = tables["classification_profile"]
@@ -339,11 +551,15 @@ def test_summary_is_deterministic_and_json_ready():
     assert json.loads(a)["flagged_accounts"] == ["acct-burst"]
 
 
-def test_false_positive_rate_over_200_seeds_of_ordinary_traffic(record_property):
+@pytest.mark.parametrize("fields", [False, True], ids=["without-fields", "with-probing-fields"])
+def test_false_positive_rate_over_200_seeds_of_ordinary_traffic(record_property, fields):
+    """With the probing fields (`with_fields`: every account alike) each probing test may
+    flag at its family-wise alpha; the verdict's rate stays within 10 %."""
     seeds = range(1000, 1200)
     anomalous = []
     for seed in seeds:
-        result, _ = run(ordinary_traffic(seed=seed, sessions=300))
+        traffic = ordinary_traffic(seed=seed, sessions=300)
+        result, _ = run(with_fields(traffic, seed) if fields else traffic)
         assert result.verdict != "insufficient_data"
         if result.verdict == "anomalous":
             anomalous.append((seed, result.reason))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from evidence_case import analyzed, case_copy
+from partial_case import partial_analyzed, partial_case
 from test_classify import run
 
 from forensics.render import headline
@@ -23,16 +24,39 @@ def summary():
 def test_coverage_counts_each_sources_records_per_hour_of_the_window(summary):
     cov = summary["coverage"]
     assert cov["hours"] == HOURS
+    # a.jsonl loads 21 records (README "Records"); a13 (06:01) is outside the window; the
+    # first are a01 and a14 (00:30), the last a13. b.jsonl: b04 00:01 .. b03 03:40
     assert cov["sources"] == [
-        {"source": "a.jsonl", "records": [2, 4, 3, 1, 6, 4], "median_per_hour": 3.5, "total": 20},
-        {"source": "b.jsonl", "records": [2, 1, 1, 2, 0, 0], "median_per_hour": 1, "total": 6},
+        {
+            "source": "a.jsonl",
+            "records": [2, 4, 3, 1, 6, 4],
+            "median_per_hour": 3.5,
+            "total": 20,
+            "loaded": 21,
+            "outside_window": 1,
+            "first": "2026-09-01T00:30:00Z",
+            "last": "2026-09-01T06:01:00Z",
+        },
+        {
+            "source": "b.jsonl",
+            "records": [2, 1, 1, 2, 0, 0],
+            "median_per_hour": 1,
+            "total": 6,
+            "loaded": 6,
+            "outside_window": 0,
+            "first": "2026-09-01T00:01:00Z",
+            "last": "2026-09-01T03:40:00Z",
+        },
     ]
+    assert cov["loaded"] == 27
 
 
 def test_a_gap_is_an_hour_without_record_of_a_source_whose_median_is_above_zero(summary):
+    # b.jsonl's median is 1 (whole hours): 04:00 and 05:00 hold 0 < 5% of 1; a.jsonl's
+    # median 3.5 and its fewest records, 1 at 03:00, is not below 0.175
     assert summary["coverage"]["gaps"] == [
-        {"source": "b.jsonl", "hour": "2026-09-01T04:00:00Z"},
-        {"source": "b.jsonl", "hour": "2026-09-01T05:00:00Z"},
+        {"source": "b.jsonl", "hour": "2026-09-01T04:00:00Z", "records": 0, "expected": 1},
+        {"source": "b.jsonl", "hour": "2026-09-01T05:00:00Z", "records": 0, "expected": 1},
     ]
 
 
@@ -77,7 +101,8 @@ def test_assumptions_list_each_field_a_source_leaves_unmapped(summary):
         {
             "field": "status",
             "default": 200,
-            "effect": "every record loads with status 200: each response counts as delivered",
+            "effect": "no record has a status: each is read as 200, its response counted as "
+            "delivered (an exposed one only down to the range's minimum)",
             "sources": ["b.jsonl"],
             "requests": 6,
         },
@@ -102,12 +127,13 @@ def test_assumptions_list_each_field_a_source_leaves_unmapped(summary):
 def test_the_headline_states_each_assumption_and_the_gaps(summary):
     lines = headline.headline(summary).splitlines()
     assert (
-        "assumed: status = 200 for 6 request(s) in scope from b.jsonl (not mapped): every record "
-        "loads with status 200: each response counts as delivered"
+        "assumed: status = 200 for 6 request(s) in scope from b.jsonl (not mapped): no record "
+        "has a status: each is read as 200, its response counted as delivered (an exposed one "
+        "only down to the range's minimum)"
     ) in lines
     assert (
-        "coverage gaps: 2 hour(s) of the window with no record from a source that logs every "
-        "hour (b.jsonl 2)"
+        "coverage gaps: 2 hour(s) of the window with no record, or fewer than 5% of the "
+        "source's median hourly count (b.jsonl 2)"
     ) in lines
     assert "exposed responses: 10 (range 6-15)" in lines
 
@@ -155,3 +181,43 @@ def test_the_verdict_reason_names_untestable_tests_and_never_calls_them_consiste
     assert "consistent with the baseline" not in result.reason
     untested = result.reason.split("; not testable on these counts: ")[1].split(", ")
     assert {"hour_of_day", "day"} <= set(untested)
+
+
+# --- partial faults (tests/fixtures/partial, README.md) ------------------------------------
+
+
+def test_records_without_a_status_in_a_log_that_maps_status_count_as_missing_status():
+    # status.toml: s2, s3, s4 of the 4 in scope give no status
+    engine, summary, _ = partial_analyzed(partial_case("status"))
+    engine.close()
+    assert summary["coverage"]["missing"]["status"] == {"requests": 3, "share": 0.75}
+
+
+def test_each_source_states_its_loaded_records_outside_the_window_and_warns_past_half():
+    # unit.toml: milliseconds read as seconds put 6 of the 8 records months after the window
+    engine, summary, warnings = partial_analyzed(partial_case("unit"))
+    engine.close()
+    source = summary["coverage"]["sources"][0]
+    assert {k: source[k] for k in ("source", "total", "loaded", "outside_window")} == {
+        "source": "unit.jsonl",
+        "total": 2,
+        "loaded": 8,
+        "outside_window": 6,
+    }
+    assert (source["first"], source["last"]) == ("2026-09-01T00:16:40Z", "2027-05-02T01:20:00Z")
+    assert (
+        "[[source]] unit.jsonl: 6 of its 8 loaded record(s) (75.0%) lie outside the window, its "
+        "records running from 2026-09-01T00:16:40Z to 2027-05-02T01:20:00Z: check the "
+        "mapping's time unit, origin and zone against the case's [window]"
+    ) in warnings
+    assert "in scope: 2 of 8 loaded requests" in headline.headline(summary).splitlines()
+
+
+def test_an_hour_below_five_percent_of_the_median_is_a_gap_a_short_last_hour_is_not():
+    # outage.toml: hours 00-05 hold 40, 40, 1, 40, 40, 1 (median 40); hour 02 is below 2; the
+    # last hour is 3 minutes of the window: 1 is not below 5% of 40 x 3/60
+    engine, summary, _ = partial_analyzed(partial_case("outage"))
+    engine.close()
+    assert summary["coverage"]["gaps"] == [
+        {"source": "outage.jsonl", "hour": "2026-09-01T02:00:00Z", "records": 1, "expected": 40}
+    ]

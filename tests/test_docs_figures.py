@@ -83,6 +83,11 @@ QUOTES: list[tuple[str, str]] = [
     ),
     (
         "docs/evidence.md",
+        "on the bundled case `in scope: <<coverage/in_scope|,>> of <<coverage/loaded|,>> loaded "
+        "requests`",
+    ),
+    (
+        "docs/evidence.md",
         "On the bundled case (`forensics demo`) the range is "
         "<<exposure_range/min>>-<<exposure_range/max>>: the gateway log's "
         "<<ingest_by_format/jsonl/quarantined>> lines that are not valid JSON",

@@ -42,7 +42,7 @@ def test_report_evidence_section_gives_the_range_and_a_sentence_per_contribution
     assert (
         "Upper bound: 3 quarantined record(s) could each have been an exposed response" in section
     )
-    assert "Lower bound: 3 exposed response(s) come from a log that records no status" in section
+    assert "Lower bound: 3 exposed response(s) have no status in the logs" in section
     assert section.count("Lower bound:") == 2 and section.count("Upper bound:") == 3
 
 

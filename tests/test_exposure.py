@@ -109,6 +109,28 @@ def test_first_matching_capacity_entry_wins(engine):
     assert _bands(engine)["r13"] == ("exposed", 200, None)
 
 
+@pytest.mark.parametrize(
+    ("models", "r01", "counts"),
+    [
+        # for m-other only: m-long keeps entries 2 and 3, the README's bands
+        ("m-other", ("fits", 600, None), {"fits": 9, "exposed": 8}),
+        # a glob matching m-long: the 100-token entry comes first for every pf-a* request
+        ("m-l*", ("exposed", 100, None), {"fits": 4, "exposed": 13}),
+    ],
+)
+def test_a_capacity_entry_holds_only_for_the_models_its_glob_matches(engine, models, r01, counts):
+    """A first entry (pf-a*, 100 tokens, from 00:00) with a `models` glob. For m-long under
+    "m-l*": the fits on pf-a* over 100 tokens become exposed: r01 (600), r14 (150, pf-a9),
+    r15 (700), r22 (300), r27 (200); r26 (100) still fits; with r08 r28 r29 (pf-b*) 4 fit,
+    8 + 5 = 13 exposed."""
+    case = case_small()
+    entry = dataclasses.replace(case.capacity[1], tokens=100, end=None, models=models)
+    exposure.compute_bands(engine, dataclasses.replace(case, capacity=(entry, *case.capacity)))
+    assert _bands(engine)["r01"] == r01
+    got = exposure.band_counts(engine)
+    assert {k: got[k] for k in counts} == counts
+
+
 def test_unknown_node_and_missing_node_are_unknown_capacity_not_fits(engine):
     exposure.compute_bands(engine, case_small())
     bands = _bands(engine)

@@ -138,6 +138,18 @@ def exclusion_db(tmp_path_factory):
     return db
 
 
+def _exclusion_copy(tmp_path: Path, accounts: str) -> Path:
+    """case-inline-space.toml with `accounts` for its exclusion, written to tmp_path and
+    naming the log the database holds (only a case's own inputs are in scope)."""
+    text = (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', accounts)
+    source = 'path = "gateway.jsonl"'
+    assert source in text
+    case = tmp_path / "case.toml"
+    text = text.replace(source, f"path = {json.dumps(str(EXCL / 'gateway.jsonl'))}")
+    case.write_text(text, encoding="utf-8")
+    return case
+
+
 def _excluded(db: Path, name: str) -> tuple[dict, list[str]]:
     case = load_case(EXCL / name)
     with DuckDBEngine(db) as eng:
@@ -310,11 +322,7 @@ def test_accounts_counted_as_exposed_that_look_like_an_excluded_id_are_warned_ab
 
 def test_an_exclusion_id_naming_no_account_at_all_is_no_error(exclusion_db, tmp_path):
     # nothing near it in the logs: no refusal (the scope's warning names it)
-    case = tmp_path / "case.toml"
-    case.write_text(
-        (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', '"acct-zz"'),
-        encoding="utf-8",
-    )
+    case = _exclusion_copy(tmp_path, '"acct-zz"')
     with DuckDBEngine(exclusion_db) as eng:
         summary, warnings = pipeline.analyze_case(eng, load_case(case))
     assert summary["exposure_count"] == 8
@@ -326,11 +334,7 @@ def test_an_exclusion_id_naming_no_account_at_all_is_no_error(exclusion_db, tmp_
 def test_an_unmatched_exclusion_id_is_named_escaped_in_the_scope_warning(exclusion_db, tmp_path):
     # "\u0430cct-zz" (Cyrillic a) is near no account: no refusal, and the warning shows it
     # escaped, so it cannot pass for acct-zz
-    case = tmp_path / "case.toml"
-    case.write_text(
-        (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', '"\u0430cct-zz"'),
-        encoding="utf-8",
-    )
+    case = _exclusion_copy(tmp_path, '"\u0430cct-zz"')
     with DuckDBEngine(exclusion_db) as eng:
         _, warnings = pipeline.analyze_case(eng, load_case(case))
     assert [w for w in warnings if "cct-zz" in w] == [
@@ -1060,6 +1064,7 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
     result = pipeline.analyze(folder / "case-v2.toml", out / "case.duckdb", out)
     assert result.summary["exposure_count"] == 1
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".wal")) == [
+        "blast_radius.csv",
         "case.duckdb",
         "exposed_requests.csv",
         "manifest.json",
@@ -1067,7 +1072,11 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
         "summary.json",
     ]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    assert [f["path"] for f in manifest["files"]] == ["exposed_requests.csv", "summary.json"]
+    assert [f["path"] for f in manifest["files"]] == [
+        "blast_radius.csv",
+        "exposed_requests.csv",
+        "summary.json",
+    ]
     (warning,) = [w for w in result.warnings if "removed" in w]
     # notify/ of v1: recipients, data_owners, excluded, no_contact, README.md,
     # regulator_summary.md, incident.json, notices/index.csv and the notices of its 2

@@ -38,7 +38,9 @@ def test_canonical_csv_accounts_for_every_row(tmp_path):
     ]
 
 
-def test_canonical_csv_keeps_first_occurrence_and_defaults_status(tmp_path):
+def test_canonical_csv_keeps_first_occurrence_and_leaves_a_missing_status_null(tmp_path):
+    # r2 gives no status: stored as NULL (the analysis reads it as 200 and puts an exposed
+    # response without one on the range's minimum), never as a recorded 200
     ingest([CANON / "canonical.csv"], tmp_path / "c.duckdb", profile="canonical")
     rows = db_rows(
         tmp_path / "c.duckdb",
@@ -46,7 +48,7 @@ def test_canonical_csv_keeps_first_occurrence_and_defaults_status(tmp_path):
     )
     assert rows == [
         ("r1", datetime(2026, 8, 27, 10, 0, tzinfo=UTC), 100, 200, 2),
-        ("r2", datetime(2026, 8, 27, 9, 0, tzinfo=UTC), 700000, 200, 3),
+        ("r2", datetime(2026, 8, 27, 9, 0, tzinfo=UTC), 700000, None, 3),
     ]
 
 
@@ -109,8 +111,9 @@ def test_gateway_times_offsets_sql_end_and_extra(tmp_path):
         ("g1", _utc(10, 0, 0, 123000), _utc(10, 0, 1, 623000), 200, "111", 1),
         # 06:00 at -04:00 is 10:00Z, latency 250 ms
         ("g2", _utc(10, 0, 0), _utc(10, 0, 0, 250000), 200, "222", 2),
-        # 19:30 at +05:30 is 14:00Z; no status -> 200; no latency -> no end
-        ("g4", _utc(14, 0, 0), None, 200, "444", 5),
+        # 19:30 at +05:30 is 14:00Z; no status -> NULL (the analysis reads it as 200); no
+        # latency -> no end
+        ("g4", _utc(14, 0, 0), None, None, "444", 5),
         # 9 fractional digits, cut to microseconds
         ("g8", _utc(12, 0, 0, 123456), _utc(12, 0, 0, 133456), 400, "888", 13),
     ]
@@ -300,7 +303,7 @@ def test_openai_profile(tmp_path):
     assert db_rows(
         tmp_path / "o.duckdb",
         "SELECT request_id, ts, account_id, prompt_tokens, completion_tokens, status FROM requests",
-    ) == [("chatcmpl-1", _utc(10, 0, 0), "u1", 12, 3, 200)]
+    ) == [("chatcmpl-1", _utc(10, 0, 0), "u1", 12, 3, None)]  # no status given: NULL
 
 
 def test_failed_first_ingest_leaves_no_database(tmp_path):

@@ -36,12 +36,20 @@ NOTIFY_FILES = sorted(
         "notify/regulator_summary.md",
         *(
             _notice(a)
-            for a in ("acct-alice", "acct-bob", "acct-carol", "acct-dave", "acct-erin", "acct-frank")
+            for a in (
+                "acct-alice",
+                "acct-bob",
+                "acct-carol",
+                "acct-dave",
+                "acct-erin",
+                "acct-frank",
+            )
         ),
     ]
 )
 RUN_FILES = sorted(
     [
+        "blast_radius.csv",
         "exposed_requests.csv",
         *NOTIFY_FILES,
         "report.html",
@@ -143,12 +151,13 @@ def test_analyze_notify_and_report_each_add_what_they_wrote(runner, run_out, tmp
     case = str(CASE_FILE)
     _invoke(runner, "analyze", case, "--db", db, "--out", str(out))
     assert [f["path"] for f in _manifest(out)["files"]] == [
+        "blast_radius.csv",
         "exposed_requests.csv",
         "summary.json",
     ]
     _invoke(runner, "notify", case, "--db", db, "--out", str(out))
     assert [f["path"] for f in _manifest(out)["files"]] == sorted(
-        ["exposed_requests.csv", *NOTIFY_FILES, "summary.json"]
+        ["blast_radius.csv", "exposed_requests.csv", *NOTIFY_FILES, "summary.json"]
     )
     _invoke(runner, "report", case, "--db", db, "--out", str(out))
     files = _manifest(out)["files"]

@@ -125,6 +125,23 @@ def test_classification_has_a_row_per_account_with_exposed_or_baseline(small):
     assert frame["flagged"].to_list() == [False] * frame.height
 
 
+def test_blast_radius_is_summary_json_per_model_and_the_csv_per_node(small):
+    """case_small/README.md "Blast radius": m-long 28 requests, 11 over, 3 excluded, 4 unknown;
+    m-other 1, nothing over; per node, the no-node row (r11) first."""
+    per_model = small.blast_radius()
+    assert per_model.select("model", "requests", "over_capacity", "excluded").rows() == [
+        ("m-long", 28, 11, 3),
+        ("m-other", 1, 0, 0),
+    ]
+    assert per_model.to_dicts() == small.summary()["blast_radius"]
+    per_node = small.blast_radius(per_node=True)
+    assert per_node.select("model", "prefill_node", "requests").rows()[:2] == [
+        ("m-long", None, 1),
+        ("m-long", "pf-a1", 13),
+    ]
+    assert per_node["over_capacity"].sum() == 11
+
+
 def test_account_gives_its_requests_with_band_and_capacity(small):
     view = small.account("acct-bob")
     assert list(view.requests.select("request_id", "band", "capacity").iter_rows()) == [

@@ -26,6 +26,7 @@ from case_small_db import CASE_DIR, case_small, engine_with_requests
 from conftest import messages
 from evidence_case import analyzed, case_copy
 from markdown_it import MarkdownIt
+from partial_case import PARTIAL_DIR
 
 from forensics import pipeline
 from forensics.case import Event, NotifySettings, load_case, parse_utc
@@ -1328,16 +1329,47 @@ def test_bundled_case_jurisdictions_reconcile_and_the_72_hours_run_from_the_decl
 
 def test_bundled_case_headline_groups_thousands_and_says_what_it_counts(bundled_demo):
     summary = json.loads((bundled_demo / "summary.json").read_text())
-    lines = headline(summary).splitlines()
+    lines = {line.split(":", 1)[0]: line for line in headline(summary).splitlines()}
     # 72,007 gateway records + 5,724 engine-log lines (README); 3 quarantined, 4 duplicates
-    assert (
-        "ingest: 77,731 record(s) read, 77,724 loaded, 4 duplicate(s), 3 quarantined" in (lines[6])
+    assert lines["ingest"].startswith(
+        "ingest: 77,731 record(s) read, 77,724 loaded, 4 duplicate(s), 3 quarantined"
     )
-    assert lines[3] == "excluded (requests, by reason): internal-test 60, security-researcher 50"
-    assert lines[4] == "data owners: 260 account(s), 6,074 request(s) (pool-walkback, complete)"
+    assert lines["excluded (requests, by reason)"] == (
+        "excluded (requests, by reason): internal-test 60, security-researcher 50"
+    )
+    assert lines["data owners"] == (
+        "data owners: 260 account(s), 6,074 request(s) (pool-walkback, complete)"
+    )
+    # the gateway's 72,000 loaded records (72,007 read, 4 duplicates, 3 quarantined)
+    assert lines["in scope"].endswith(" of 72,000 loaded requests")
 
 
 def test_bundled_case_notify_again_gives_the_same_bytes(bundled_demo, tmp_path):
     (tmp_path / "summary.json").write_bytes((bundled_demo / "summary.json").read_bytes())
     pipeline.notify(BUNDLED, bundled_demo / "case.duckdb", tmp_path)
     assert _tree(tmp_path / "notify") == _tree(bundled_demo / "notify")
+
+
+# --- a status the logs do not record (tests/fixtures/partial, README.md) ---------------------
+
+
+def test_a_response_without_a_status_says_its_delivery_is_not_recorded(tmp_path):
+    # status.toml: acct-a's s1 gives status 200, s2 none; 10 tokens each
+    pipeline.run(PARTIAL_DIR / "status.toml", tmp_path)
+    section = _section(_notice(tmp_path, "acct-a"), RECIPIENT)
+    assert (
+        "- s1: received 2026-09-01T01:00:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated and delivered.\n"
+        "- s2: received 2026-09-01T01:10:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated, delivery not recorded.\n\n"
+        "In all, 20 tokens were generated in these responses (for 1 of them the logs do not "
+        "record delivery).\n"
+    ) in section
+
+
+def test_a_response_from_a_log_without_status_says_its_delivery_is_not_recorded(tmp_path):
+    # nostatus.toml: n1 (acct-c), 10 tokens, from a log whose mapping names no status
+    pipeline.run(PARTIAL_DIR / "nostatus.toml", tmp_path)
+    section = _section(_notice(tmp_path, "acct-c"), RECIPIENT)
+    assert "10 tokens generated, delivery not recorded.\n" in section
+    assert "generated and delivered" not in section

@@ -32,6 +32,7 @@ SPEC_SUMMARY_KEYS = {
 OUTPUTS = (
     "summary.json",
     "exposed_requests.csv",
+    "blast_radius.csv",
     "notify/recipients.csv",
     "notify/data_owners.csv",
     "notify/excluded.csv",
@@ -62,10 +63,18 @@ def test_run_writes_every_output_and_the_case_database(run_out):
 
 
 @pytest.mark.parametrize(
-    "name", ["exposed_requests.csv", "recipients.csv", "data_owners.csv", "excluded.csv"]
+    "name",
+    [
+        "exposed_requests.csv",
+        "blast_radius.csv",
+        "recipients.csv",
+        "data_owners.csv",
+        "excluded.csv",
+    ],
 )
 def test_run_csv_outputs_equal_the_reviewed_golden_files(run_out, name):
-    produced = run_out / name if name == "exposed_requests.csv" else run_out / "notify" / name
+    top = ("exposed_requests.csv", "blast_radius.csv")
+    produced = run_out / name if name in top else run_out / "notify" / name
     assert produced.read_bytes() == (EXPECTED / name).read_bytes()
 
 

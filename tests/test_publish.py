@@ -28,6 +28,8 @@ STALE = Path(__file__).parent / "fixtures" / "hostile" / "stale-outputs"
 CLI = [sys.executable, "-c", "from forensics.cli import main; main()"]
 WAIT = 300  # seconds: a bound on waiting for a child process, never an assertion on speed
 POINTS = ["journal", "remove", "move", "last"]
+# what analyze writes (and a publish of analyze moves in), sorted
+ANALYZE_OUTPUTS = ["blast_radius.csv", "exposed_requests.csv", "summary.json"]
 KILL_AT = "FORENSICS_KILL_AT"  # scratch.KILL_AT: the step of a publish to be killed at
 PUBLISH = ".forensics-publish-"  # scratch.PUBLISH: a publish's journal and set-aside entries
 # files a user keeps in the output folder, in the toolkit's folders too (item 16)
@@ -133,10 +135,10 @@ def test_an_analyze_killed_at_any_step_of_its_publish_never_mixes_two_analyses(
     # deletes every file of v1 (the lists and report included: v2 writes none of them) before
     # it moves in a file of v2, so at no point does R show a summary of one beside lists of the
     # other. The next command undoes the killed publish: the journal names v1's files and v2's
-    # two, all deleted, and the manifest it restores lists no file (only the case database,
+    # three, all deleted, and the manifest it restores lists no file (only the case database,
     # which now holds v2), so R holds no output, only the database and the user's files; then
     # analyze v2 again writes
-    # exactly summary.json and exposed_requests.csv, listed with their hashes, and nothing else
+    # exactly analyze's three files (ANALYZE_OUTPUTS), listed with their hashes, and nothing else
     folder = _case(tmp_path)
     out = tmp_path / "R"
     pipeline.run(folder / "case-v1.toml", out)
@@ -154,7 +156,7 @@ def test_an_analyze_killed_at_any_step_of_its_publish_never_mixes_two_analyses(
     assert _user_files(out) == USER_FILES
     result = pipeline.analyze(folder / "case-v2.toml", db, out)
     assert result.summary["exposure_count"] == 1
-    assert sorted(_outputs(out)) == ["exposed_requests.csv", "summary.json"]
+    assert sorted(_outputs(out)) == ANALYZE_OUTPUTS
     assert _of_one_analysis(out, refs) == "v2"
     assert _listed(out) == _hashes(_outputs(out))
     assert _leftovers(out) == []
@@ -164,8 +166,8 @@ def test_an_analyze_killed_at_any_step_of_its_publish_never_mixes_two_analyses(
 @pytest.mark.parametrize("point", POINTS)
 def test_a_notify_killed_at_any_step_keeps_the_analysis_files_and_lists_them(tmp_path, refs, point):
     # analyze and notify v1 into R, then notify v1 again, killed (its earlier lists are
-    # deleted before the new ones move in). Undone, R holds the two files of analyze
-    # (summary.json, exposed_requests.csv), still listed with their hashes (the journal
+    # deleted before the new ones move in). Undone, R holds the files of analyze
+    # (ANALYZE_OUTPUTS), still listed with their hashes (the journal
     # restores the manifest of what stays), and no file of notify: notify again completes R
     folder = _case(tmp_path)
     store = tmp_path / "store"
@@ -174,7 +176,7 @@ def test_a_notify_killed_at_any_step_keeps_the_analysis_files_and_lists_them(tmp
     out = tmp_path / "R"
     pipeline.analyze(folder / "case-v1.toml", db, out)
     analyzed = _outputs(out)
-    assert sorted(analyzed) == ["exposed_requests.csv", "summary.json"]
+    assert sorted(analyzed) == ANALYZE_OUTPUTS
     pipeline.notify(folder / "case-v1.toml", db, out)
     _killed(point, "notify", str(folder / "case-v1.toml"), "--db", db, "--out", str(out))
     assert _of_one_analysis(out, refs) == "v1"
@@ -226,16 +228,15 @@ def test_run_keeps_the_files_a_user_put_under_notify(tmp_path, refs):
 
 def test_analyze_of_another_analysis_removes_every_file_of_the_earlier_one(tmp_path, refs):
     # the case: R holds run v1 whole; analyze v2 into R. The manifest then lists only
-    # v2's two files, and no file of v1 is left to be hashed as v2's by a later command
+    # v2's three files, and no file of v1 is left to be hashed as v2's by a later command
     folder = _case(tmp_path)
     out = tmp_path / "R"
     pipeline.run(folder / "case-v1.toml", out)
     pipeline.analyze(folder / "case-v2.toml", out / "case.duckdb", out)
-    assert _outputs(out) == {
-        rel: refs["v2"][rel] for rel in ("exposed_requests.csv", "summary.json")
-    }
+    assert _outputs(out) == {rel: refs["v2"][rel] for rel in ANALYZE_OUTPUTS}
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert [(f["path"], f["written_by"]) for f in manifest["files"]] == [
+        ("blast_radius.csv", "analyze"),
         ("exposed_requests.csv", "analyze"),
         ("summary.json", "analyze"),
     ]

@@ -142,6 +142,7 @@ def test_report_has_every_section(tmp_path: Path) -> None:
         "coverage",
         "prompt-size",
         "bands",
+        "blast-radius",
         "classification",
         "exclusions",
         "data-owners",
@@ -157,6 +158,38 @@ def test_report_shows_band_counts_and_total(tmp_path: Path) -> None:
     assert "exposed exposed (over capacity, answered) 3" in text
     assert "fits fits the pool 4" in text
     assert "in the window 10" in text
+
+
+def test_report_shows_the_blast_radius_of_every_model_and_the_other_models_line(
+    tmp_path: Path,
+) -> None:
+    """The summary's blast radius of the fixture's model m (case) and x (not): x has 1 of its
+    4 requests over its pool, 1 unknown: 3 of 4 known, 75 %. The fixture store holds no
+    `blast_radius` table: the per-node rows are not available."""
+    radius = [
+        {"model": "m", "requests": 10, "over_capacity": 4, "excluded": 1, "unknown_capacity": 0}
+        | {"first_over": "2026-08-27T01:00:00Z", "last_over": "2026-08-27T05:00:00Z"}
+        | {"in_window": 4, "outside_window": 0},
+        {"model": "x", "requests": 4, "over_capacity": 1, "excluded": 0, "unknown_capacity": 1}
+        | {"first_over": "2026-08-28T00:00:00Z", "last_over": "2026-08-28T00:00:00Z"}
+        | {"in_window": 1, "outside_window": 0},
+    ]
+    summary = SUMMARY | {"models": ["m"], "blast_radius": radius}
+    html = render_fixture(tmp_path, summary)[0].read_text()
+    section = re.search(r'<section id="blast-radius">.*?</section>', html, re.S).group(0)  # type: ignore[union-attr]
+    text = text_of(section)
+    line = (
+        "other models: 1 requests above their pool (x 1); capacity known for 75% of their requests"
+    )
+    assert line in text
+    assert "m yes 10 4 1 0 2026-08-27T01:00:00Z 2026-08-27T05:00:00Z 4 0" in text
+    assert "x no 4 1 0 1 2026-08-28T00:00:00Z 2026-08-28T00:00:00Z 1 0" in text
+    assert "Per prefill node (blast_radius.csv) not available" in text
+
+
+def test_a_summary_without_a_blast_radius_says_it_is_not_available(tmp_path: Path) -> None:
+    text = text_of(render_fixture(tmp_path)[0].read_text())
+    assert "Blast radius not available (summary.json from an older analysis" in text
 
 
 def test_report_shows_events_in_utc(tmp_path: Path) -> None:
@@ -315,6 +348,7 @@ def test_report_has_a_table_of_contents_of_its_sections(tmp_path: Path) -> None:
         ("coverage", "Coverage of the window"),
         ("prompt-size", "Prompt size against capacity"),
         ("bands", "Requests by band"),
+        ("blast-radius", "Blast radius: every model of the logs"),
         ("classification", "Usage classification: was it exploited?"),
         ("exclusions", "Exclusions"),
         ("data-owners", "Data owners"),
@@ -548,3 +582,6 @@ def test_demo_report_shows_the_bundled_case_figures(demo_report: Path) -> None:
     assert "internal-test 60" in text
     assert "security-researcher 50" in text
     assert "2026-09-09T13:22:00Z Security incident declared" in text
+    assert (
+        "other models: 0 requests above their pool; capacity known for 97% of their requests"
+    ) in text

@@ -52,8 +52,9 @@ def _frame(records: list[dict]) -> pl.DataFrame:
             "model": [r["model"] for r in records],
             "prompt": [r["usage"]["prompt_tokens"] for r in records],
             "status": [r["status"] for r in records],
+            "prefill": [(r.get("route") or {}).get("prefill") for r in records],
         },
-        schema_overrides={"ts": pl.Datetime("us", "UTC")},
+        schema_overrides={"ts": pl.Datetime("us", "UTC"), "prefill": pl.String},
     )
 
 
@@ -381,6 +382,29 @@ def test_forensics_run_finds_155_on_the_bundled_case(bundled_run) -> None:
     assert summary["excluded_by_reason"] == {"internal-test": 60, "security-researcher": 50}
     assert summary["verdict"] == "consistent_with_normal_usage"
     _assert_run_matches(summary, json.loads((BUNDLED / "truth.json").read_text()))
+
+
+def test_the_bundled_headline_checks_the_other_model_against_its_own_pool(bundled_run) -> None:
+    """GLM-5.2, recounted from the gateway log: its own pool (the case's entry for prefill-c*,
+    admission limit 1,048,570) holds every prompt it answered (none of 1,048,570 to 1,048,576
+    tokens with status 200); its requests without a prefill node (refused at the gateway) have
+    no capacity in force. Known 36,720 of 37,500 = 97.9 %: 97 % rounded down."""
+    printed, summary, _ = bundled_run
+    frame, _ = _load(BUNDLED)
+    other = frame.filter(pl.col("model") == "@cf/zai-org/glm-5.2")
+    over = other.filter(
+        pl.col("status").is_in([200]), pl.col("prompt").is_between(1_048_570, 1_048_576)
+    )
+    unrouted = other.filter(pl.col("prefill").is_null())
+    assert (other.height, over.height, unrouted.height) == (37_500, 0, 780)
+    radius = {m["model"]: m for m in summary["blast_radius"]}
+    got = radius["@cf/zai-org/glm-5.2"]
+    assert (got["requests"], got["over_capacity"], got["unknown_capacity"]) == (37_500, 0, 780)
+    # the case's own model: the 155 exposed and 110 excluded, all inside the window
+    ours = radius["@cf/zai-org/glm-5.3"]
+    assert (ours["over_capacity"], ours["excluded"], ours["outside_window"]) == (265, 110, 0)
+    line = "other models: 0 requests above their pool; capacity known for 97% of their requests"
+    assert line in printed.splitlines()
 
 
 def test_every_bundled_exposure_is_engine_confirmed(bundled_run) -> None:

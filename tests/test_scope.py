@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 from evidence_case import CASE_FILE, EVIDENCE_DIR, analyzed, case_copy
+from partial_case import PARTIAL_DIR, partial_analyzed, partial_case
 
 from forensics import pipeline
 from forensics.case import load_case
 from forensics.cli import app
 from forensics.engines import DuckDBEngine
 from forensics.errors import ForensicsError
+from forensics.render import headline
 
 # what the fixture's logs hold (README "Refusals and warnings"): 27 loaded requests, model m
 # 26 from b04 00:01 to a13 06:01, model other 1 (a14 00:30)
@@ -291,9 +293,18 @@ def test_a_source_with_no_record_in_the_window_is_a_warning(tmp_path):
     )
     engine, summary = analyzed(case)
     engine.close()
-    # in [00:00, 00:30) a.jsonl holds nothing (a01 and a14 are at 00:30), b.jsonl holds b04
-    assert "[[source]] a.jsonl: no record in the window" in summary["warnings"]
-    assert not any(w.startswith("[[source]] b.jsonl") for w in summary["warnings"])
+    # in [00:00, 00:30) a.jsonl holds nothing (a01 and a14 are at 00:30): all 21 of its
+    # records lie outside; b.jsonl holds b04 only: 5 of its 6 (83.3%) lie outside
+    check = "check the mapping's time unit, origin and zone against the case's [window]"
+    assert (
+        "[[source]] a.jsonl: no record in the window; 21 of its 21 loaded record(s) (100.0%) "
+        "lie outside the window, its records running from 2026-09-01T00:30:00Z to "
+        f"2026-09-01T06:01:00Z: {check}"
+    ) in summary["warnings"]
+    assert (
+        "[[source]] b.jsonl: 5 of its 6 loaded record(s) (83.3%) lie outside the window, its "
+        f"records running from 2026-09-01T00:01:00Z to 2026-09-01T03:40:00Z: {check}"
+    ) in summary["warnings"]
 
 
 def test_pipeline_ingest_sources_returns_each_inputs_reasons():
@@ -311,3 +322,107 @@ def test_pipeline_ingest_sources_returns_each_inputs_reasons():
         ),
         ("b.jsonl", 0, ()),
     ]
+
+
+# --- partial faults (tests/fixtures/partial, README.md) ------------------------------------
+
+
+def test_inputs_the_case_does_not_name_are_left_out_and_named_in_a_warning():
+    # named.jsonl gives 3 exposed; another case's other.jsonl (7 exposed, a torn line) and an
+    # SGLang log pair in the same database are not the case's: 3, range 3-3, no engine figures
+    engine, summary, warnings = partial_analyzed(partial_case("named"), others=True)
+    engine.close()
+    assert summary["exposure_count"] == 3
+    assert summary["exposure_range"] == {"min": 3, "likely": 3, "max": 3, "contributions": []}
+    assert summary["ingest"] == {
+        "rows_read": 5,
+        "rows_loaded": 5,
+        "duplicates": 0,
+        "quarantined": 0,
+    }
+    assert [i["path"] for i in summary["inputs"]] == ["named.jsonl"]
+    assert summary.get("engine_signature") is None
+    assert (
+        "the case database holds 3 input(s) that no [[source]] of the case file names, left out "
+        "of every figure: other.jsonl, ../sglang/0.5.18/decode-0.log, "
+        "../sglang/0.5.18/prefill-0.log (name them in a [[source]] to count them)"
+    ) in warnings
+
+
+@pytest.fixture
+def named_db(tmp_path, runner) -> Path:
+    """named.jsonl of tests/fixtures/partial ingested into a case database."""
+    path = tmp_path / "named.duckdb"
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(PARTIAL_DIR / "named.jsonl"),
+            "--db",
+            str(path),
+            "--mapping",
+            str(PARTIAL_DIR / "gateway.mapping.toml"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_a_mistyped_model_among_several_is_refused_naming_the_closest_model(
+    runner, tmp_path, named_db
+):
+    result = _analyze(runner, partial_case("models"), named_db, tmp_path / "out")
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert (
+        "no request of the case's model 'glm-5.3-fp8' in the window 2026-09-01T00:00:00Z .. "
+        "2026-09-01T06:00:00Z; the closest models the logs hold: 'glm-5.3' 4 "
+        "(2026-09-01T01:00:00Z .. 2026-09-01T04:00:00Z); correct models in the case file"
+    ) in line
+    assert "--allow-empty" in line
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_allow_empty_accepts_a_model_with_no_request_and_says_so(runner, tmp_path, named_db):
+    result = _analyze(runner, partial_case("models"), named_db, tmp_path / "out", "--allow-empty")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["exposure_count"] == 3  # glm-5.3's g1, g2, g3
+    assert any(
+        w.startswith("no request of the case's model 'glm-5.3-fp8'")
+        and w.endswith(": the count of zero for it was accepted")
+        for w in summary["warnings"]
+    )
+
+
+def test_a_capacity_timeline_covering_no_request_in_scope_is_refused(runner, tmp_path, named_db):
+    result = _analyze(runner, partial_case("nocover"), named_db, tmp_path / "out")
+    assert result.exit_code == 2
+    assert (
+        "no request in scope has a prefill [[capacity]] entry in force: entry 1 (nodes 'pf-*', "
+        "from 2025-09-01T00:00:00Z to 2025-09-02T00:00:00Z) matches none of the 4 request(s) "
+        "in band unknown_capacity, whose prefill nodes are pf-1 (2), pf-2 (2) and times run "
+        "from 2026-09-01T01:00:00Z to 2026-09-01T04:00:00Z"
+    ) in _one_line(result.output)
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_the_headline_says_how_many_requests_in_scope_lack_a_capacity():
+    # halfcover.toml: only pf-1 has an entry: g3, g4 (pf-2) have none; range 2-3 (g3 800)
+    engine, summary, _ = partial_analyzed(partial_case("halfcover"))
+    engine.close()
+    lines = headline.headline(summary).splitlines()
+    assert "exposed responses: 2 (range 2-3)" in lines
+    assert "in scope: 4 of 5 loaded requests; 2 with no [[capacity]] entry in force" in lines
+
+
+def test_over_capacity_requests_only_with_other_statuses_say_the_zero():
+    # created.toml: 3 over capacity with 201, 1 with 500; success_status [200]: exposure 0
+    engine, summary, warnings = partial_analyzed(partial_case("created"))
+    engine.close()
+    assert summary["exposure_count"] == 0
+    assert (
+        "no over-capacity request has a status in success_status [200]: the 4 over-capacity "
+        "request(s) have status 201 (3), 500 (1); if any of these delivered a response, add it "
+        "to success_status"
+    ) in warnings

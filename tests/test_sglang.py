@@ -116,13 +116,13 @@ def test_malformed_lines_are_quarantined_with_reasons():
 def test_a_number_over_64_bits_never_loads_as_null():
     engine = _ingest("edge.log", "prefill-0.log")
     # edge.log row 11 (#tokens 99999999999999999999) opens no span of its own; row 12's
-    # room 18446744073709551615 and prefill-0.log row 15's token count are not loaded
-    assert (
-        engine.scalar(
-            "SELECT count(*) FROM engine_startup WHERE tokens IS NULL AND kind <> 'server_args'"
-        )
-        == 0
-    )
+    # room 18446744073709551615 and prefill-0.log row 15's token count are not loaded; the
+    # two quarantined startup lines (edge.log row 11, prefill-0.log row 14) are kept with
+    # their reason and no figure
+    assert engine.rows(
+        "SELECT source_row, reason FROM engine_startup WHERE tokens IS NULL "
+        "AND kind <> 'server_args' ORDER BY source, source_row"
+    ) == [(11, "number out of range (#tokens)"), (14, "KV Cache line without #tokens")]
     assert engine.scalar("SELECT count(*) FROM engine_requests WHERE rid = 'e-3'") == 0
     assert engine.scalar("SELECT count(*) FROM engine_aborts WHERE rid = 'p-huge'") == 0
     assert engine.rows("SELECT node, tokens FROM engine_capacity WHERE node = 'edge'") == [
@@ -249,12 +249,20 @@ def test_capacity_spans_one_per_server_start_with_restart():
     assert engine.scalar("SELECT count(*) FROM engine_capacity WHERE note IS NOT NULL") == 0
 
 
-def test_max_total_num_tokens_is_the_capacity_not_the_allocation_lines():
+def test_pool_figures_of_one_start_that_disagree_keep_the_smallest_and_name_both_ends():
     engine = _ingest("spellings.log")
-    # KV lines of 100 (TP3) and 90 (PP0 TP0), then max_total_num_tokens=95: the pool is 95;
-    # the engine printed limit 89 = min(200 - 1, 95 - 1) - 5
+    # KV lines of 100 (row 1, TP3) and 90 (row 2, PP0 TP0), then max_total_num_tokens=95 (row
+    # 3): one pool, three figures. The smallest (90) is kept and the note names the lines of
+    # the smallest and the largest; the engine printed limit 89 (row 17) is the reject_from
+    s = str(LOGS / "spellings.log")
     assert engine.rows("SELECT tokens, reject_from, context_len, note FROM engine_capacity") == [
-        (95, 89, 200, None)
+        (
+            90,
+            89,
+            200,
+            f"the capacity lines of this start disagree: #tokens: 90 ({s}:2) and #tokens: 100 "
+            f"({s}:1); the smaller is kept here, but forensics capacity refuses this start",
+        )
     ]
 
 
@@ -343,6 +351,247 @@ def test_a_start_without_server_args_is_noted_as_assumed_plain(tmp_path):
     assert engine.rows("SELECT reject_from, note FROM engine_capacity") == [
         (94, "no server_args line for this start: a plain pool is assumed")
     ]
+
+
+ARGS = (
+    "server_args=ServerArgs(model_path='m', context_length=4096, tp_size=2, page_size={}, "
+    "disaggregation_mode='prefill')"
+)
+
+
+def _spans_of(tmp_path: Path, *lines: str) -> list[tuple[object, ...]]:
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [_write(tmp_path, "p.log", *lines)], role="prefill")
+    return engine.rows(
+        "SELECT tokens, reject_from, start_ts, end_ts FROM engine_capacity ORDER BY start_ts"
+    )
+
+
+def test_ranks_of_one_start_belong_to_it_whatever_their_order(tmp_path):
+    # TP1's allocation (row 3) and its pre-flight warning (row 4) come after TP0's capacity
+    # line (row 2): TP1 never logs that line, so they close nothing and open nothing
+    got = _spans_of(
+        tmp_path,
+        "[2026-08-27 00:00:00 TP0] " + KV.format(500),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(500, 1024),
+        "[2026-08-27 00:00:05 TP1] " + KV.format(500),
+        "[2026-08-27 00:00:06 TP1] KV pool holds 500 tokens, fewer than --context-length 1024. "
+        "One full-length request cannot fit.",
+    )
+    assert got == [(500, 494, _t(2026, 8, 27), None)]  # min(1023, 499) - 5
+
+
+def test_each_pipeline_stage_logs_its_capacity_line_in_one_start(tmp_path):
+    # rank 0 of each pipeline stage logs max_total_num_tokens (PP0 TP0, PP1 TP0): one start
+    got = _spans_of(
+        tmp_path,
+        "[2026-08-27 00:00:00 PP0 TP0] " + KV.format(300),
+        "[2026-08-27 00:00:00 PP1 TP0] " + KV.format(300),
+        "[2026-08-27 00:00:05 PP0 TP0] " + POOL.format(300, 1024),
+        "[2026-08-27 00:00:05 PP1 TP0] " + POOL.format(300, 1024),
+    )
+    assert got == [(300, 294, _t(2026, 8, 27), None)]  # min(1023, 299) - 5
+
+
+def test_a_server_args_line_opens_a_start_whatever_rank_logs_first(tmp_path):
+    # the restart's TP1 allocation (row 5) comes before TP0's (row 6): the server_args line
+    # (row 4) opened the new start, so both belong to it
+    got = _spans_of(
+        tmp_path,
+        "[2026-08-27 00:00:00 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 1024),
+        "[2026-08-27 01:00:00] " + ARGS.format(1),
+        "[2026-08-27 01:00:20 TP1] " + KV.format(200),
+        "[2026-08-27 01:00:20 TP0] " + KV.format(200),
+        "[2026-08-27 01:00:25 TP0] " + POOL.format(200, 1024),
+    )
+    assert got == [
+        (100, 94, _t(2026, 8, 27), _t(2026, 8, 27, 1, 0, 20)),  # min(1023, 99) - 5
+        (200, 194, _t(2026, 8, 27, 1, 0, 20), None),  # min(1023, 199) - 5
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        # the file ends, or another line runs in, inside a figure
+        (
+            "max_total_num_tokens=1500",
+            "line cut mid-field: max_total_num_tokens is not followed by its separator",
+        ),
+        (
+            "max_total_num_tokens=1500, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+            "max_running_requests=8, context_len=20",
+            "line cut mid-field: context_len is not followed by its separator",
+        ),
+        (
+            "max_total_num_tokens=1500, chunked_prefill_size=8192, max_prefill_to",
+            "max_total_num_tokens line without context_len",
+        ),
+        (
+            "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 15",
+            "line cut mid-field: #tokens is not followed by its separator",
+        ),
+        (
+            "max_total_num_tokens=15[2026-08-27 00:00:06 TP1] " + KV.format(1500),
+            "two lines run together: another line's [time] inside this one",
+        ),
+        (
+            "KV pool holds 1500 tokens, fewer than --context-length 20",
+            "line cut mid-field: --context-length is not followed by its separator",
+        ),
+        (
+            "server_args=ServerArgs(model_path='m', dcp_si",
+            "server_args line cut: it does not end with its closing ) or }",
+        ),
+    ],
+)
+def test_a_figure_not_followed_by_its_separator_is_quarantined(tmp_path, line, reason):
+    log = _write(tmp_path, "p.log", f"[2026-08-27 00:00:05 TP0] {line}")
+    engine = DuckDBEngine()
+    (stats,) = sglang.ingest_logs(engine, [log], role="prefill")
+    assert (stats.rows_read, stats.quarantined) == (1, 1)
+    assert engine.rows("SELECT row, reason FROM quarantine") == [(1, reason)]
+
+
+@pytest.mark.parametrize("newline", [True, False])
+@pytest.mark.parametrize("suffix", [".log", ".log.gz", ".log.zst"])
+def test_a_figure_that_ends_the_last_line_is_whole_only_with_its_newline(tmp_path, newline, suffix):
+    import gzip
+
+    import zstandard
+
+    # the token limit ends the disaggregation queue's line: in a file that ends without a
+    # newline it may be cut (68 of 681280)
+    text = (
+        "[2026-08-27 00:00:05 TP0] Request r-1 exceeds the maximum number of tokens: 700000 > "
+        "68" + ("\n" if newline else "")
+    ).encode()
+    log = tmp_path / f"p{suffix}"
+    packed = {".gz": gzip.compress, ".zst": zstandard.ZstdCompressor().compress}
+    log.write_bytes(packed.get(log.suffix, lambda b: b)(text))
+    engine = DuckDBEngine()
+    (stats,) = sglang.ingest_logs(engine, [log], role="prefill")
+    if newline:
+        assert engine.rows("SELECT max_tokens FROM engine_aborts") == [(68,)]
+    else:
+        assert stats.quarantined == 1
+        assert engine.rows("SELECT reason FROM quarantine") == [
+            (
+                "line cut at the end of the file (no newline after it): its last figure may be "
+                "incomplete",
+            )
+        ]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            POOL.format(0, 3),
+            "impossible figure: a KV pool of 0 tokens (SGLang does not start with one)",
+        ),
+        (POOL.format(500, 0), "impossible figure: a context length of 0 tokens"),
+        # min(6 - 1, 500 - 1) - 5 = 0: the engine would refuse every prompt
+        (
+            POOL.format(500, 6),
+            "impossible figures: the admission limit min(context_len - 1, "
+            "max_total_num_tokens - 1) - 5 = 0 admits no prompt (SGLang does not start: Memory "
+            "pool size is too small)",
+        ),
+        (KV.format(0), "impossible figure: a KV pool of 0 tokens (SGLang does not start with one)"),
+        (
+            "Input length (9 tokens) exceeds the maximum allowed length (0 tokens). Use a shorter "
+            "input or enable --allow-auto-truncate., self.rid='r'",
+            "impossible figure: a token limit of 0",
+        ),
+    ],
+)
+def test_figures_sglang_never_starts_with_are_quarantined(tmp_path, line, reason):
+    log = _write(tmp_path, "p.log", f"[2026-08-27 00:00:05 TP0] {line}")
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [log], role="prefill")
+    assert engine.rows("SELECT row, reason FROM quarantine") == [(1, reason)]
+
+
+def test_the_smallest_admission_limit_sglang_starts_with_is_loaded(tmp_path):
+    # min(7 - 1, 500 - 1) - 5 = 1: the smallest limit the engine's own check lets start
+    assert _spans_of(tmp_path, "[2026-08-27 00:00:05 TP0] " + POOL.format(500, 7)) == [
+        (500, 1, _t(2026, 8, 27, 0, 0, 5), None)
+    ]
+
+
+def test_a_cut_server_args_line_opens_its_start_but_its_setup_is_unknown(tmp_path):
+    log = _write(
+        tmp_path,
+        "p.log",
+        "[2026-08-27 00:00:00 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 1024),
+        "[2026-08-27 01:00:00] server_args=ServerArgs(model_path='m', dcp_si",
+        "[2026-08-27 01:00:20 TP0] " + KV.format(200),
+        "[2026-08-27 01:00:25 TP0] " + POOL.format(200, 1024),
+    )
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [log], role="prefill")
+    got = engine.rows("SELECT tokens, reject_from, note FROM engine_capacity ORDER BY start_ts")
+    # row 3 still marks the launch (the restart is row 4 on); its cut text may have held a
+    # setup whose admission limit is not min(...) - 5, so the second start gets none
+    assert [g[:2] for g in got] == [(100, 94), (200, None)]
+    assert got[1][2].startswith(f"its server_args line was quarantined, {log}:3 (server_args")
+
+
+def test_a_step_back_in_time_of_a_second_is_what_several_ranks_write(tmp_path):
+    engine = DuckDBEngine()
+    log = _write(
+        tmp_path,
+        "p.log",
+        "[2026-08-27 00:00:02 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:01 TP1] " + KV.format(100),  # one second back: another process
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 1024),
+        "[2026-08-27 00:00:03 TP1] " + KV.format(100),  # two seconds back: reported
+    )
+    sglang.ingest_logs(engine, [log], role="prefill")
+    assert engine.rows("SELECT source_row, prev_row FROM engine_time_steps") == [(4, 3)]
+
+
+# --- node ids ----------------------------------------------------------------------------------
+
+
+def test_a_node_rule_is_filled_per_file(tmp_path):
+    log = tmp_path / "rackA" / "prefill-2.log.gz"
+    export = tmp_path / "rackB" / "prefill-3" / "sglang-request-metrics-20260120_14.log"
+    assert sglang.node_id(log, "{folder}/{name}") == "rackA/prefill-2"
+    assert sglang.node_id(log, "pf-{name}") == "pf-prefill-2"
+    assert sglang.node_id(log, "pf-a") == "pf-a"
+    assert sglang.node_id(log) == "prefill-2"
+    # a metrics export is named by its node folder; {folder} is the folder above that
+    assert sglang.node_id(export, "{folder}/{name}") == "rackB/prefill-3"
+
+
+def test_a_node_rule_with_an_unknown_placeholder_is_refused(tmp_path):
+    with pytest.raises(InputError, match=r"node rule '\{rack\}-\{name\}' cannot be filled"):
+        sglang.node_id(tmp_path / "p.log", "{rack}-{name}")
+
+
+def test_a_log_that_clashes_with_one_ingested_before_is_refused_and_changes_nothing(tmp_path):
+    # two copies of one server's log that grew in between: both start the server, and their
+    # lines overlap in time
+    lines = (
+        "[2026-08-27 00:00:00 TP0] " + KV.format(100),
+        "[2026-08-27 00:00:05 TP0] " + POOL.format(100, 1024),
+    )
+    for day in ("monday", "tuesday"):
+        (tmp_path / day).mkdir()
+    early = _write(tmp_path / "monday", "prefill-0.log", *lines)
+    late = _write(
+        tmp_path / "tuesday", "prefill-0.log", *lines, "[2026-08-27 05:00:00 TP0] " + KV.format(100)
+    )
+    engine = DuckDBEngine()
+    sglang.ingest_logs(engine, [early], role="prefill")
+    with pytest.raises(InputError, match="both logs give node 'prefill-0'"):
+        sglang.ingest_logs(engine, [late], role="prefill")
+    assert engine.rows("SELECT path FROM inputs") == [(str(early),)]
+    assert engine.scalar("SELECT count(*) FROM engine_startup") == 2
 
 
 # --- node, role, transactions ------------------------------------------------------------------

@@ -19,9 +19,11 @@ from forensics.synth import sample
 pytestmark = pytest.mark.spark
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
+BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
+    "blast_radius.csv",
     "notify/recipients.csv",
     "notify/data_owners.csv",
     "notify/excluded.csv",
@@ -64,6 +66,12 @@ def generated(spark, tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
+def blast(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """tests/fixtures/blast_radius: four models, shared nodes, engine capacity, a prober."""
+    return _run_both(BLAST, tmp_path_factory.mktemp("blast"))
+
+
+@pytest.fixture(scope="module")
 def time_window(spark, tmp_path_factory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("time_window")
     shutil.copytree(BUNDLED.parent, base / "case")
@@ -88,6 +96,26 @@ def test_bundled_case_on_spark_finds_the_reference_155_exposures(bundled):
 def test_generated_case_outputs_are_byte_identical_on_both_engines(generated):
     duck, spark_out = generated
     assert _differing(duck, spark_out) == []
+
+
+def test_blast_radius_and_probing_are_byte_identical_on_both_engines(blast):
+    """The hand-derived figures of tests/fixtures/blast_radius/README.md, on Spark too."""
+    duck, spark_out = blast
+    written = [n for n in COMPARED if (duck / n).is_file()]  # no accounts file: no jurisdictions
+    assert "blast_radius.csv" in written
+    assert [n for n in written if (duck / n).read_bytes() != (spark_out / n).read_bytes()] == []
+    summary = json.loads((spark_out / "summary.json").read_text())
+    radius = {
+        m["model"]: (m["over_capacity"], m["unknown_capacity"]) for m in summary["blast_radius"]
+    }
+    assert radius == {"m-chat": (0, 0), "m-edge": (3, 1), "m-long": (10, 0), "m-side": (0, 4)}
+    assert summary["flagged_accounts"] == ["acct-probe"]
+    reasons = summary["classification"]["accounts"]["acct-probe"]["reasons"]
+    assert sorted(r["test"] for r in reasons) == [
+        "probe_length_burst",
+        "probe_max_tokens",
+        "probe_prefix",
+    ]
 
 
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):
@@ -200,3 +228,56 @@ def test_evidence_fixture_summary_is_byte_identical_on_both_engines(evidence_bot
     assert (duck / "summary.json").read_bytes() == (spark_out / "summary.json").read_bytes()
     summary = json.loads((spark_out / "summary.json").read_text())
     assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (4, 20)
+
+
+@pytest.fixture(scope="module")
+def partial_both(spark, tmp_path_factory) -> dict[str, tuple[Path, Path, Path]]:
+    """tests/fixtures/partial on both engines: spark.toml (missing statuses, skew with
+    tolerance, a unit off by 1000, a partial outage in one case), engine.toml (the engine's
+    input length deciding) and named.toml on a database that also holds another case's
+    inputs. Per case: (DuckDB out, Spark out, the Parquet store)."""
+    from partial_case import other_inputs, partial_case
+
+    from forensics import ingest
+    from forensics.case import load_case
+    from forensics.engines import DuckDBEngine
+
+    runs = {}
+    for name, others in (("spark", False), ("engine", False), ("named", True)):
+        base = tmp_path_factory.mktemp(f"partial-{name}")
+        case_file = partial_case(name)
+        db = base / "case.duckdb"
+        with DuckDBEngine(db) as engine:
+            pipeline.ingest_sources(engine, load_case(case_file))
+            if others:
+                other_inputs(engine)
+            ingest.export_parquet(engine, base / "store" / "requests")
+        store = base / "store" / "requests"
+        pipeline.analyze(case_file, db, base / "duckdb")
+        pipeline.analyze(case_file, store, base / "spark", engine="spark")
+        runs[name] = (base / "duckdb", base / "spark", store)
+    return runs
+
+
+@pytest.mark.parametrize("name", ["spark", "engine", "named"])
+def test_partial_fault_figures_are_byte_identical_on_both_engines(partial_both, name):
+    duck, spark_out, _ = partial_both[name]
+    for output in ("summary.json", "exposed_requests.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    # not vacuous: the figures of tests/fixtures/partial/README.md, on Spark
+    expected = {"spark": (11, 6, 12), "engine": (1, 1, 1), "named": (3, 3, 3)}[name]
+    rng = summary["exposure_range"]
+    assert (summary["exposure_count"], rng["min"], rng["max"]) == expected
+
+
+def test_a_mistyped_model_is_refused_on_spark_as_on_duckdb(partial_both, tmp_path):
+    from partial_case import partial_case
+
+    from forensics.errors import ForensicsError
+
+    store = partial_both["named"][2]
+    with pytest.raises(ForensicsError) as caught:
+        pipeline.analyze(partial_case("models"), store, tmp_path, engine="spark")
+    assert caught.value.exit_code == 2
+    assert "the closest models the logs hold: 'glm-5.3' 4" in str(caught.value)

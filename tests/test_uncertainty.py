@@ -9,6 +9,7 @@ from datetime import datetime
 import pytest
 from case_small_db import case_small, engine_with_requests
 from evidence_case import analyzed, case_copy, range_rows
+from partial_case import partial_analyzed, partial_case, partial_copy
 
 from forensics import pipeline
 from forensics.case import Capacity
@@ -261,3 +262,109 @@ def test_an_admission_limit_below_the_pool_moves_the_smallest_prompt_over_it(tmp
         assert range_rows(engine, "unknown_capacity") == {"max": ["a06", "a07"]}
     finally:
         engine.close()
+
+
+# --- partial faults (tests/fixtures/partial, README.md) ------------------------------------
+
+
+def test_records_without_a_status_in_a_log_that_maps_status_are_on_the_minimum_side():
+    # status.toml: s1 gives 200; s2 (no key), s3 (null), s4 ("") give none: stored as NULL,
+    # read as 200 (exposed), but only s1's delivery is on record: range 4 - 3 = 1 to 4
+    engine, summary, _ = partial_analyzed(partial_case("status"))
+    with engine:
+        assert engine.rows("SELECT request_id, status FROM requests ORDER BY 1") == [
+            ("s1", 200),
+            ("s2", None),
+            ("s3", None),
+            ("s4", None),
+        ]
+        assert range_rows(engine, "status_unknown") == {"min": ["s2", "s3", "s4"]}
+    assert summary["exposure_range"] == {
+        "min": 1,
+        "likely": 4,
+        "max": 4,
+        "contributions": [{"category": "status_unknown", "direction": "min", "requests": 3}],
+    }
+
+
+def test_over_capacity_requests_without_a_status_may_have_been_delivered(tmp_path):
+    # success_status [201]: s1 (200) and s2-s4 (read as 200) are over_capacity_failed; s2-s4
+    # have no status on record, so each may have been delivered: range 0 to 3
+    case = partial_copy(tmp_path, "status", ("success_status = [200]", "success_status = [201]"))
+    engine, summary, _ = partial_analyzed(case)
+    with engine:
+        assert range_rows(engine, "status_unknown") == {"max": ["s2", "s3", "s4"]}
+    assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (0, 3)
+
+
+def test_an_older_database_holding_the_default_status_keeps_those_responses_on_the_minimum():
+    # ingested before a missing status stayed NULL, b.jsonl's records (a mapping without
+    # status) hold 200: they are still the exposed b01, b02, b04 of README "Exposure range"
+    from evidence_case import CASE_FILE
+
+    from forensics.case import load_case
+    from forensics.engines import DuckDBEngine
+
+    case = load_case(CASE_FILE)
+    with DuckDBEngine() as engine:
+        pipeline.ingest_sources(engine, case)
+        engine.execute("UPDATE requests SET status = 200 WHERE source LIKE '%b.jsonl'")
+        pipeline.analyze_case(engine, case)
+        assert range_rows(engine, "status_unknown") == {"min": ["b01", "b02", "b04"]}
+
+
+def test_a_time_and_a_length_within_the_uncertainty_together_move_a_request_into_the_range():
+    # skew.toml (2 s, 10 tokens): k4 1 s before the window with 495 tokens is exposed at the
+    # window's start with 505 (max); k5 at 02:59:59 with 805 is not exposed at 03:00 (pool
+    # 800) with 795 (min). Neither the skew nor the tolerance alone moves either: 3 to 5
+    engine, summary, _ = partial_analyzed(partial_case("skew"))
+    with engine:
+        assert range_rows(engine, "clock_skew") == {"min": ["k5"], "max": ["k4"]}
+        assert range_rows(engine, "token_count") == {}
+    assert (summary["exposure_count"], summary["exposure_range"]["min"]) == (4, 3)
+    assert summary["exposure_range"]["max"] == 5
+
+
+def test_the_engine_input_length_decides_the_band():
+    # engine.toml (pool 40,000): e1 gateway 45,000 but engine 35,012: fits; e2 gateway 30,000
+    # but engine 850,908: exposed, and the bug's signature (room R3) confirms it
+    engine, summary, _ = partial_analyzed(partial_case("engine"))
+    with engine:
+        assert engine.rows("SELECT request_id, band FROM bands ORDER BY 1") == [
+            ("e1", "fits"),
+            ("e2", "exposed"),
+            ("e3", "fits"),
+        ]
+    assert summary["exposure_count"] == 1
+    assert summary["engine_confirmed"] == 1
+    assert summary["exposure_range"]["contributions"] == []
+
+
+def test_a_gateway_and_engine_length_that_disagree_are_listed_and_warned_about():
+    engine, summary, warnings = partial_analyzed(partial_case("engine"))
+    engine.close()
+    assert summary["engine_input_lengths"] == {
+        "requests": 3,
+        "differ": 2,
+        "band_changed": [
+            {
+                "request_id": "e1",
+                "gateway_prompt_tokens": 45000,
+                "engine_prompt_tokens": 35012,
+                "band": "fits",
+                "gateway_band": "exposed",
+            },
+            {
+                "request_id": "e2",
+                "gateway_prompt_tokens": 30000,
+                "engine_prompt_tokens": 850908,
+                "band": "exposed",
+                "gateway_band": "fits",
+            },
+        ],
+    }
+    assert (
+        "2 request(s) in scope have an engine input length other than the gateway's "
+        "prompt_tokens; the engine's decides, and changes the band of 2: e1: gateway 45,000 "
+        "(exposed), engine 35,012 (fits); e2: gateway 30,000 (fits), engine 850,908 (exposed)"
+    ) in warnings

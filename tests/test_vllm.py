@@ -305,7 +305,7 @@ def test_kv_faults_reconcile_with_the_gateway_and_widen_the_range(tmp_path: Path
             "CREATE TABLE bands AS SELECT 'abc' AS request_id, 'exposed' AS band, "
             "200 AS status, CAST(NULL AS VARCHAR) AS exclusion_reason"
         )
-        out = evidence.engine_evidence(eng, SimpleNamespace(context_window=None))  # type: ignore[arg-type]
+        out = evidence.engine_evidence(eng, SimpleNamespace(context_window=None, sources=()))  # type: ignore[arg-type]
     assert out is not None
     assert out["engine_kv_faults"] == 2
     rec = out["engine_reconciliation"]

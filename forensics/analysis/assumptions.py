@@ -19,7 +19,8 @@ from .coverage import Coverage
 DEFAULTS: dict[str, tuple[Any, str]] = {
     "status": (
         DEFAULT_STATUS,
-        f"every record loads with status {DEFAULT_STATUS}: each response counts as delivered",
+        f"no record has a status: each is read as {DEFAULT_STATUS}, its response counted as "
+        "delivered (an exposed one only down to the range's minimum)",
     ),
     "ts_end": (
         "ts",

@@ -4,15 +4,19 @@
 `bands` table) with the baseline of normal long-context usage (band 'fits', account not
 excluded, prompt >= case.baseline.min_prompt_tokens, served while the capacity in force was
 below the context window, i.e. while exposure was possible) in timing (hour of day, day)
-and per account (volume, bursts, probing near the capacity). Counting is SQL
-(`queries/classify/*.sql`); only per-account and per-bucket aggregates reach Python, where
-SciPy does the statistics (`forensics.stats`). It materializes `classification_accounts`,
-`classification_tests` and `classification_profile` for the report.
+and per account (volume, bursts, probing near the capacity), and tests every account in scope
+for the signatures of cache-probing attacks (tiny `max_tokens`, near-simultaneous prompts of
+near-identical length, prompts that start with another account's leading blocks), the first
+and last where a mapping keeps the fields in `extra` (`max_tokens`; `prefix_hash` or a list
+`hash_ids`). Counting is SQL (`queries/classify/*.sql`); only per-account and per-bucket
+aggregates reach Python, where SciPy does the statistics (`forensics.stats`). It materializes
+`classification_accounts`, `classification_tests` and `classification_profile` for the report.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +26,8 @@ from ..case import Case
 from ..engines import SQLEngine, needing
 from ..errors import AnalysisError, command
 from ..formats import iso
-from . import stats
+from ..schema import DEFAULT_STATUS
+from . import scope, stats
 
 ALPHA = 0.01  # family-wise error rate of each test family
 MIN_EXPOSED = 5  # fewer exposed requests than this: insufficient_data
@@ -32,6 +37,15 @@ NEAR_MARGIN = 0.02  # "just above the capacity": at most 2 % above it
 STEP_ZONE = 0.05  # stepping is looked for within 5 % either side of the capacity
 SESSION_MINUTES = 30  # near-capacity prompts of an account this close belong to one session
 MIN_EXPECTED = 5.0  # chi-square cells are pooled until their expected count reaches this
+TINY_MAX_TOKENS = 4  # a completion limit this small asks for a token or two: a probe
+ECHO_SECONDS = 10  # a prompt this soon after the account's previous one ...
+ECHO_TOKENS = 16  # ... and at most this many tokens longer or shorter is an echo
+PREFIX_BLOCKS = 2  # a fingerprint is the first two block hashes (queries/classify/fields.sql)
+# the probing tests that read fields a mapping keeps in `extra`, and those fields
+FIELD_TESTS = {
+    "probe_max_tokens": "max_tokens",
+    "probe_prefix": "prefix_hash or hash_ids",
+}
 
 VERDICTS = ("consistent_with_normal_usage", "anomalous", "insufficient_data")
 
@@ -48,6 +62,9 @@ _ACCOUNT_SCHEMA = {
     "near_capacity": pl.Int64,
     "max_burst": pl.Int64,
     "longest_step_run": pl.Int64,
+    "tiny_max_tokens": pl.Int64,
+    "length_echoes": pl.Int64,
+    "prefix_matches": pl.Int64,
 }
 _TEST_SCHEMA = {
     "test": pl.Utf8,
@@ -144,6 +161,9 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
             "near_capacity": int(r["near_capacity"]),
             "max_burst": int(r["max_burst"]),
             "longest_step_run": 0,
+            "tiny_max_tokens": 0,
+            "length_echoes": 0,
+            "prefix_matches": 0,
         }
         for r in accounts.iter_rows(named=True)
     ]
@@ -172,17 +192,34 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     tests.append(_bursts(rows, accounts))
     steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
     tests.append(_steps(by_id, steps))
+    lengths = engine.frame(
+        "classify/lengths",
+        echo_seconds=ECHO_SECONDS,
+        echo_tokens=ECHO_TOKENS,
+        default_status=DEFAULT_STATUS,
+    )
+    has_requests = engine.table_exists("requests")
+    if has_requests:
+        scope.ensure_scope(engine, case)  # the fields are read from the case's own requests
+    fields = (
+        engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
+        if has_requests and engine.frame("classify/has_fields")["present"][0]
+        else None
+    )
+    probing, missing = _probing(rows, lengths, fields, has_requests)
+    tests.extend(probing)
 
     flagged = sorted(r["account_id"] for r in rows if r["reasons"])
     for r in rows:
         r["flagged"] = bool(r["reasons"])
     timing_off = [t["test"] for t in tests[:2] if t["p_value"] is not None and t["p_value"] < ALPHA]
-    untested = [t["test"] for t in tests if t["p_value"] is None]
+    untested = [t["test"] for t in tests if t["p_value"] is None and t["test"] not in missing]
     if flagged or timing_off:
         verdict = "anomalous"
         parts = []
         if flagged:
-            parts.append(f"{len(flagged)} account(s) flagged")
+            found = sorted({str(x["test"]) for r in rows for x in r["reasons"]})
+            parts.append(f"{len(flagged)} account(s) flagged ({', '.join(found)})")
         if timing_off:
             parts.append("timing differs from the baseline (" + ", ".join(timing_off) + ")")
         reason = "; ".join(parts)
@@ -191,6 +228,10 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         reason = _consistent_reason(tests[:2], untested)
     if untested:
         reason += "; not testable on these counts: " + ", ".join(untested)
+    if missing:
+        reason += "; not testable without their fields: " + ", ".join(
+            f"{test} ({FIELD_TESTS[test]})" for test in missing
+        )
     result = Classification(
         verdict=verdict,
         flagged_accounts=flagged,
@@ -429,6 +470,187 @@ def _steps(by_id: dict[str, dict[str, Any]], steps: pl.DataFrame) -> dict[str, A
         f"longest increasing run of prompt sizes crossing the capacity (within {STEP_ZONE:.0%} "
         f"of it, sessions split at {SESSION_MINUTES}-minute gaps), random-order bound",
     )
+
+
+def _probing(
+    rows: list[dict[str, Any]],
+    lengths: pl.DataFrame,
+    fields: pl.DataFrame | None,
+    has_requests: bool = True,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The probing signatures of every account in scope (`lengths`: classify/lengths.sql;
+    `fields`: classify/fields.sql, None when no request holds such a field or the store has
+    no requests table, `has_requests` False): per signature, each
+    account's share of its requests that show it against every account's (`_share`). Fills
+    each row's counts; an account outside the long-context stream is added to `rows` (sorted
+    again) when a test flags it. Returns the tests and those not testable for want of their
+    fields in the logs (FIELD_TESTS)."""
+    by_id = {r["account_id"]: r for r in rows}
+    added: dict[str, dict[str, Any]] = {}
+
+    def row(account: str) -> dict[str, Any]:
+        if account not in by_id:
+            added[account] = by_id[account] = _blank_row(account)
+        return by_id[account]
+
+    echoes = {
+        r["account_id"]: (int(r["length_echoes"]), int(r["requests"]))
+        for r in lengths.iter_rows(named=True)
+    }
+    tests = [
+        _share(
+            row,
+            echoes,
+            "probe_length_burst",
+            f"requests within {ECHO_SECONDS} s of the account's previous one with a prompt "
+            f"within {ECHO_TOKENS} tokens of it (both delivered) vs all accounts, one-sided "
+            "Fisher exact",
+            lambda k, n, others: (
+                f"{k} of {n} requests came within {ECHO_SECONDS} s of the account's previous "
+                f"one with a prompt within {ECHO_TOKENS} tokens of it, both delivered; other "
+                f"accounts: {others} (one-sided Fisher exact)"
+            ),
+        )
+    ]
+    frame = fields if fields is not None else pl.DataFrame()
+    got = list(frame.iter_rows(named=True))
+    tiny = {r["account_id"]: (int(r["tiny_max_tokens"]), int(r["with_max_tokens"])) for r in got}
+    prefix = {r["account_id"]: (int(r["prefix_matches"]), int(r["with_prefix"])) for r in got}
+    sources = {r["account_id"]: int(r["prefix_accounts"]) for r in got}
+    missing = []
+    for test, counts in (("probe_max_tokens", tiny), ("probe_prefix", prefix)):
+        if not any(n for _, n in counts.values()):
+            missing.append(test)
+    if "probe_max_tokens" in missing:
+        tests.append(_not_mapped("probe_max_tokens", "max_tokens", not has_requests))
+    else:
+        tests.append(
+            _share(
+                row,
+                tiny,
+                "probe_max_tokens",
+                f"requests asking for at most {TINY_MAX_TOKENS} completion tokens (max_tokens) "
+                "vs all accounts, one-sided Fisher exact",
+                lambda k, n, others: (
+                    f"{k} of {n} requests asked for at most {TINY_MAX_TOKENS} completion tokens "
+                    f"(max_tokens); other accounts: {others} (one-sided Fisher exact)"
+                ),
+            )
+        )
+    if "probe_prefix" in missing:
+        tests.append(
+            _not_mapped(
+                "probe_prefix",
+                f"prefix_hash, or hash_ids with at least {PREFIX_BLOCKS} block hashes",
+                not has_requests,
+            )
+        )
+    else:
+        tests.append(
+            _share(
+                row,
+                prefix,
+                "probe_prefix",
+                f"requests beginning with a prefix (prefix_hash, else the first {PREFIX_BLOCKS} "
+                "block hashes) another account sent earlier vs all accounts, one-sided Fisher "
+                "exact",
+                lambda k, n, others: (
+                    f"{k} of {n} requests began with a prefix (prefix_hash, else the first "
+                    f"{PREFIX_BLOCKS} block hashes) another account had sent earlier; other "
+                    f"accounts: {others} (one-sided Fisher exact)"
+                ),
+                extra=lambda a: (
+                    f"; the prefixes were first sent by {sources.get(a, 0)} other account(s)"
+                ),
+            )
+        )
+    for account, r in by_id.items():
+        r["tiny_max_tokens"] = tiny.get(account, (0, 0))[0]
+        r["length_echoes"] = echoes.get(account, (0, 0))[0]
+        r["prefix_matches"] = prefix.get(account, (0, 0))[0]
+    if added:
+        rows.extend(added.values())
+        rows.sort(key=lambda r: r["account_id"])
+    return tests, missing
+
+
+def _blank_row(account: str) -> dict[str, Any]:
+    """The row of an account outside the long-context stream: no exposed or baseline request."""
+    return {
+        "account_id": account,
+        "exposed": 0,
+        "baseline": 0,
+        "expected": None,
+        "p_value": None,
+        "adjusted_p": None,
+        "flagged": False,
+        "reasons": [],
+        "over_capacity": 0,
+        "near_capacity": 0,
+        "max_burst": 0,
+        "longest_step_run": 0,
+        "tiny_max_tokens": 0,
+        "length_echoes": 0,
+        "prefix_matches": 0,
+    }
+
+
+def _share(
+    row: Callable[[str], dict[str, Any]],
+    counts: dict[str, tuple[int, int]],
+    test: str,
+    what: str,
+    detail: Callable[[int, int, str], str],
+    extra: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """Per account: its requests showing a signature (k of its n) against every account's
+    (`counts`: account -> (k, n)), one-sided Fisher exact; Holm over the accounts whose
+    smallest attainable p is <= ALPHA (Tarone), as the other per-account tests. A flagged
+    account gets the reason (`detail(k, n, others)`, then `extra(account)` when given);
+    `row(account)` gives its row."""
+    total = sum(n for _, n in counts.values())
+    hits = sum(k for k, _ in counts.values())
+    ids = sorted(a for a, (_, n) in counts.items() if n) if total and hits else []
+    draws = [counts[a][1] for a in ids]
+    p = dict(
+        zip(
+            ids,
+            stats.hypergeom_greater_each([counts[a][0] for a in ids], total, hits, draws),
+            strict=True,
+        )
+    )
+    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, hits, draws), strict=True))
+    adjusted, n_tested = _holm_testable(p, min_p)
+    for a, adj in sorted(adjusted.items()):
+        if adj < ALPHA:
+            k, n = counts[a]
+            others = f"{hits - k} of {total - n}"
+            text = detail(k, n, others) + (extra(a) if extra is not None else "")
+            row(a)["reasons"].append(
+                {
+                    "test": test,
+                    "statistic": float(k),
+                    "p_value": p[a],
+                    "adjusted_p": adj,
+                    "detail": text,
+                }
+            )
+    return _family(test, adjusted, n_tested, what)
+
+
+def _not_mapped(test: str, field_name: str, no_requests: bool) -> dict[str, Any]:
+    """A probing test the logs give no field for: not testable, with why."""
+    where = (
+        "the case database holds no requests table"
+        if no_requests
+        else f"no request of the case's models in the window carries {field_name}"
+    )
+    return {
+        "test": test,
+        "statistic": None,
+        "p_value": None,
+        "detail": f"not testable: {where} (a source mapping keeps it in [extra])",
+    }
 
 
 # --- output --------------------------------------------------------------------------------

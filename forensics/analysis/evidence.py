@@ -19,6 +19,10 @@ otherwise a JSON-ready dict for summary.json:
   {count, reasons: {reason: {count, request_ids, bootstrap_rooms}}}; None without `bands`.
   So exposure_count = engine_confirmed + gateway_only.count and engine_signature =
   engine_confirmed + engine_only.count (excluded accounts, undelivered responses, ...).
+- `engine_input_lengths`: the requests in scope whose own input length the engine logs give
+  (it decides their band), how many differ from the gateway's count, and those whose band
+  that changes (`exposure.engine_length_changes`); None without `bands` (and the
+  `engine_lengths` they were computed with).
 - `engine_kv_faults`: requests with a KV transfer fault in the engine logs (vLLM
   NixlConnector: KV blocks released when their lease expired, or read by a decode worker
   after the prefill forgot them), one per request; materialized as
@@ -35,7 +39,7 @@ from typing import Any
 
 from ..case import Case
 from ..engines import SQLEngine
-from . import capacity
+from . import capacity, exposure, scope
 
 
 def has_engine_evidence(engine: SQLEngine) -> bool:
@@ -86,27 +90,82 @@ def engine_evidence(engine: SQLEngine, case: Case) -> dict[str, Any] | None:
     """engine_confirmed, engine_reconciliation and preflight for summary.json, or None."""
     if not has_engine_evidence(engine):
         return None
+    scope.ensure_scope(engine, case)
     engine.materialize("engine_signature", "evidence/signature")
     engine.materialize("engine_refused", "evidence/refused")
-    signature = engine.scalar("SELECT count(*) FROM engine_signature")
-    refused = engine.scalar("SELECT count(*) FROM engine_refused")
     have_gateway = engine.table_exists("bands") and engine.table_exists("requests")
     faulted = kv_fault_requests(engine, have_gateway)
+    if not _case_has_engine_logs(engine):
+        return None  # every engine log is an input the case does not name (tables empty)
+    signature = engine.scalar("SELECT count(*) FROM engine_signature")
+    refused = engine.scalar("SELECT count(*) FROM engine_refused")
     rec = reconcile(engine) if have_gateway else None
     out: dict[str, Any] = {
         "engine_signature": int(signature),
         "engine_refused": int(refused),
         "engine_confirmed": rec["matched"]["count"] if rec is not None else None,
         "engine_reconciliation": rec,
+        "engine_input_lengths": exposure.engine_length_changes(engine, case)
+        if have_gateway and engine.table_exists("engine_lengths")
+        else None,
         "engine_capacity": capacity_timeline(engine),
-        "preflight": capacity.preflight(engine, case.context_window),
+        "preflight": preflight(engine, case.context_window),
     }
     if faulted is not None:
         out["engine_kv_faults"] = faulted
     return out
 
 
+def _case_has_engine_logs(engine: SQLEngine) -> bool:
+    """Whether some engine evidence comes from an input the case names."""
+    if not scope.unnamed_inputs(engine):
+        return True
+    lines = engine.scalar(
+        "SELECT (SELECT count(*) FROM case_engine_requests) "
+        "+ (SELECT count(*) FROM case_engine_aborts)"
+    )
+    if not lines and engine.table_exists("case_engine_kv_faults"):
+        lines = engine.scalar("SELECT count(*) FROM case_engine_kv_faults")
+    return bool(lines) or bool(_case_spans(engine))
+
+
+def warnings(result: dict[str, Any] | None) -> list[str]:
+    """The engine's input lengths that differ from the gateway's: they decide, and where one
+    changes a request's band the warning names it (five at most)."""
+    lengths = (result or {}).get("engine_input_lengths")
+    if not lengths or not lengths["differ"]:
+        return []
+    changed = lengths["band_changed"]
+    named = "; ".join(
+        f"{c['request_id']}: gateway {c['gateway_prompt_tokens']:,} ({c['gateway_band']}), "
+        f"engine {c['engine_prompt_tokens']:,} ({c['band']})"
+        for c in changed[: scope.MAX_LISTED]
+    )
+    extra = len(changed) - scope.MAX_LISTED
+    more = f"; and {extra} more" if extra > 0 else ""
+    return [
+        f"{lengths['differ']} request(s) in scope have an engine input length other than the "
+        f"gateway's prompt_tokens; the engine's decides, and changes the band of "
+        f"{len(changed)}" + (f": {named}{more}" if changed else "")
+    ]
+
+
+def _case_spans(engine: SQLEngine) -> list[dict[str, Any]]:
+    """The capacity spans of the case's own engine logs (not of inputs no [[source]] names)."""
+    unnamed = set(scope.unnamed_inputs(engine))
+    return [s for s in capacity.timeline(engine) if s["source"] not in unnamed]
+
+
 def capacity_timeline(engine: SQLEngine) -> list[dict[str, Any]]:
     """The derived capacity spans without provenance paths (these depend on where logs sit)."""
     keys = ("role", "node", "tokens", "reject_from", "context_len", "start", "end")
-    return [{k: span[k] for k in keys} for span in capacity.timeline(engine)]
+    return [{k: span[k] for k in keys} for span in _case_spans(engine)]
+
+
+def preflight(engine: SQLEngine, context_window: int) -> list[dict[str, Any]]:
+    """The pre-flight findings of the case's own engine logs' capacity spans."""
+    findings = capacity.preflight(engine, context_window)
+    if not scope.unnamed_inputs(engine):
+        return findings
+    spans = {(s["node"], s["role"], s["start"]) for s in _case_spans(engine)}
+    return [f for f in findings if (f["node"], f["role"], f["start"]) in spans]

@@ -9,6 +9,7 @@ the window) and the `exposed` view. The other functions read figures off `bands`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -17,8 +18,10 @@ from ..engines import SQLEngine
 from ..errors import AnalysisError, CaseError, command, option
 from ..formats import write_csv
 from ..schema import BANDS, DEFAULT_STATUS, joined_ids, near_key, near_spellings, spelled
+from . import scope
 
 _UTC = pl.Datetime("us", "UTC")
+ENGINE_LENGTHS = {"request_id": pl.String, "engine_prompt_tokens": pl.Int64}
 
 
 def require_requests(engine: SQLEngine) -> None:
@@ -38,10 +41,25 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
     `case_capacity.nodes_glob` is `nodes` for SQL's GLOB (case.sql_glob: a backslash is
     an ordinary character, as in the case file's Python reading);
     `case_capacity.reject_from` is NULL where the entry has none;
+    `case_capacity.models_glob` is `models` for GLOB, NULL where the entry holds for every
+    model (a request matches an entry only when it is NULL or the model matches it);
+    `case_capacity.for_case` says whether the entry holds for some model of the case;
     `case_exclusions` is empty when exclusions are off."""
     capacity = pl.DataFrame(
         [
-            (i, c.role, c.nodes, c.nodes_glob, c.tokens, c.reject_from, c.start, c.end)
+            (
+                i,
+                c.role,
+                c.nodes,
+                c.nodes_glob,
+                c.tokens,
+                c.reject_from,
+                c.start,
+                c.end,
+                c.models,
+                c.models_glob,
+                any(c.applies_to(m) for m in case.models),
+            )
             for i, c in enumerate(case.capacity)
         ],
         schema={
@@ -53,6 +71,9 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
             "reject_from": pl.Int64,
             "start_ts": _UTC,
             "end_ts": _UTC,
+            "models": pl.String,
+            "models_glob": pl.String,
+            "for_case": pl.Boolean,
         },
         orient="row",
     )
@@ -75,15 +96,23 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
 
 
 def load_case_tables(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
-    """(Re)write `case_capacity`, `case_models`, `case_success_status`, `case_exclusions`."""
+    """(Re)write `case_capacity`, `case_models`, `case_success_status`, `case_exclusions`,
+    and the scope: the views of the records of the case's own inputs (`scope.define_scope`)."""
     for table, (frame, order_by) in case_tables(case, exclusions).items():
         engine.write_frame(table, frame, order_by)
+    scope.define_scope(engine, case)
 
 
 def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
-    """Materialize `bands` and the `exposed` view for this case (exclusions on or off)."""
+    """Materialize `engine_lengths` (the engine's own input length of requests whose
+    bootstrap_room the engine logs name: it decides their band), `bands` and the `exposed`
+    view for this case (exclusions on or off)."""
     require_requests(engine)
     load_case_tables(engine, case, exclusions)
+    if all(engine.table_exists(t) for t in ("engine_requests", "engine_aborts")):
+        engine.materialize("engine_lengths", "exposure/engine_lengths")
+    else:
+        engine.write_frame("engine_lengths", pl.DataFrame(schema=ENGINE_LENGTHS), "request_id")
     engine.materialize(
         "bands",
         "exposure/bands",
@@ -224,3 +253,40 @@ def delivery(engine: SQLEngine) -> dict[str, int]:
 def write_exposed_csv(engine: SQLEngine, path: Path) -> Path:
     """`exposed_requests.csv`: every exposed request, sorted by ts then request_id."""
     return write_csv(engine.frame("exposure/exposed_rows"), path)
+
+
+def engine_length_changes(engine: SQLEngine, case: Case) -> dict[str, Any]:
+    """summary.json's `engine_input_lengths`: the requests in scope whose input length the
+    engine logs give (that length decides their band), how many of those lengths differ from
+    the gateway's prompt_tokens, and each such request whose band the difference changes
+    (`request_id`, `gateway_prompt_tokens`, `engine_prompt_tokens`, `band`, `gateway_band`)."""
+    decided = int(engine.scalar("SELECT count(engine_prompt_tokens) FROM bands") or 0)
+    rows = engine.frame(
+        "exposure/engine_length_changes",
+        context_window=case.context_window,
+        default_status=DEFAULT_STATUS,
+    ).to_dicts()
+    return {
+        "requests": decided,
+        "differ": len(rows),
+        "band_changed": [r for r in rows if r["band"] != r["gateway_band"]],
+    }
+
+
+def undelivered_statuses_warning(engine: SQLEngine, case: Case, bands: dict[str, int]) -> list[str]:
+    """When over-capacity requests exist but none with a status in `success_status` (none
+    `exposed` or `excluded`), the zero is said: a warning naming the statuses of the
+    over-capacity requests and their counts (a `success_status` missing a status that
+    delivered, 201 say, would make every exposure a failure)."""
+    if not bands.get("over_capacity_failed") or bands.get("exposed") or bands.get("excluded"):
+        return []
+    rows = engine.frame("exposure/over_capacity_statuses").rows()
+    statuses = ", ".join(
+        f"{'none recorded' if status is None else status} ({int(n):,})" for status, n in rows
+    )
+    success = ", ".join(str(s) for s in case.success_status)
+    return [
+        f"no over-capacity request has a status in success_status [{success}]: the "
+        f"{bands['over_capacity_failed']:,} over-capacity request(s) have status {statuses}; "
+        "if any of these delivered a response, add it to success_status"
+    ]

@@ -79,6 +79,9 @@ def case_digest(case: Case, *, analysis_only: bool = False) -> str:
         exclusion.pop("comments", None)
     for source in body["sources"]:
         source["path"] = relative_path(source["path"], case.folder)
+    for entry in body["capacity"]:  # `models` counts only when set: older cases keep theirs
+        if entry.get("models") is None:
+            entry.pop("models", None)
     body["source_mappings"] = [_source_mapping(s.mapping, s.profile) for s in case.sources]
     return digest(body)
 

@@ -3,20 +3,31 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 
 - `require_scope`: an analysis whose scope (the requests of the case's models inside the
   window: `bands`) is empty is refused, naming the models the logs do hold, with their counts
-  and time spans, unless the zero is deliberate (`allow_empty`).
+  and time spans, unless the zero is deliberate (`allow_empty`); so is one where a case model
+  has no request in the window (naming it and the closest models the logs hold), or where no
+  request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
+  nodes and times of the requests).
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
   `changed_source`: one whose file on disk is not the content loaded from its path.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
+- `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
+  scope: stored as `case_unnamed_inputs`, left out of the views `case_requests`,
+  `case_engine_requests`, `case_engine_aborts` and `case_engine_kv_faults` that the analysis
+  reads, and named in a warning (`unnamed_warning`).
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import glob
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
@@ -25,6 +36,30 @@ from ..formats import iso_z, relative_path
 from ..schema import shown_id
 
 MAX_LISTED = 5  # models, inputs or nodes named in one message
+UNNAMED_TABLE = "case_unnamed_inputs"
+# the tables the analysis reads through a view of the case's inputs only: (table, view, the
+# query defining it without the inputs the case does not name, the one when there are none)
+SCOPED_VIEWS = (
+    ("requests", "case_requests", "scope/case_requests", "scope/case_requests_all"),
+    (
+        "engine_requests",
+        "case_engine_requests",
+        "scope/case_engine_requests",
+        "scope/case_engine_requests_all",
+    ),
+    (
+        "engine_aborts",
+        "case_engine_aborts",
+        "scope/case_engine_aborts",
+        "scope/case_engine_aborts_all",
+    ),
+    (
+        "engine_kv_faults",
+        "case_engine_kv_faults",
+        "scope/case_engine_kv_faults",
+        "scope/case_engine_kv_faults_all",
+    ),
+)
 
 
 def empty_scope(engine: SQLEngine, case: Case) -> str:
@@ -60,14 +95,90 @@ def _held(engine: SQLEngine) -> str:
 
 
 def require_scope(engine: SQLEngine, case: Case, in_scope: int, allow_empty: bool = False) -> None:
-    """Refuse (exit 2) an analysis whose scope holds no request, unless `allow_empty`."""
-    if in_scope or allow_empty:
+    """Refuse (exit 2), unless `allow_empty`, an analysis whose scope holds no request, a case
+    model with no request in the window, or a scope no prefill `[[capacity]]` entry covers
+    (needs `bands`)."""
+    if allow_empty:
         return
-    raise ForensicsError(
-        empty_scope(engine, case),
-        where=str(case.path),
-        fix="check models and [window] in the case file against the logs, or give "
-        f"{option('allow_empty')} to accept a count of zero",
+    if not in_scope:
+        raise ForensicsError(
+            empty_scope(engine, case),
+            where=str(case.path),
+            fix="check models and [window] in the case file against the logs, or give "
+            f"{option('allow_empty')} to accept a count of zero",
+        )
+    missing = empty_models(engine, case)
+    if missing:
+        raise ForensicsError(
+            "; ".join(missing),
+            where=str(case.path),
+            fix="correct models in the case file (names are compared exactly), or give "
+            f"{option('allow_empty')} to accept a count of zero for them",
+        )
+    uncovered = uncovered_scope(engine, case)
+    if uncovered:
+        raise ForensicsError(
+            uncovered,
+            where=str(case.path),
+            fix="correct the [[capacity]] entries' nodes and times (forensics capacity derives "
+            f"them from engine logs), or give {option('allow_empty')} to accept the count",
+        )
+
+
+def empty_models(engine: SQLEngine, case: Case) -> list[str]:
+    """One line per case model with no request in the window (none when the scope is empty
+    as a whole: `empty_scope` says so), naming what the logs hold of it, or the models the
+    logs hold whose names are closest to it."""
+    counts = dict(engine.frame("scope/models").rows())
+    missing = [m for m in case.models if not counts.get(m)]
+    if not missing or not counts:
+        return []
+    window = f"{iso_z(case.window_start)} .. {iso_z(case.window_end)}"
+    held = {str(m): (int(n), lo, hi) for m, n, lo, hi in engine.frame("scope/held_models").rows()}
+    lines = []
+    for model in missing:
+        line = f"no request of the case's model {model!r} in the window {window}; "
+        if model in held:
+            n, lo, hi = held[model]
+            line += f"the logs hold {n:,} of it, from {iso_z(lo)} to {iso_z(hi)}"
+        else:
+            names = sorted(held, key=lambda m: (-held[m][0], m))
+            close = difflib.get_close_matches(model, names, n=MAX_LISTED, cutoff=0.6)
+            shown = close or names[:MAX_LISTED]
+            line += ("the closest models the logs hold: " if close else "the logs hold: ") + (
+                ", ".join(
+                    f"{m!r} {held[m][0]:,} ({iso_z(held[m][1])} .. {iso_z(held[m][2])})"
+                    for m in shown
+                )
+            )
+        lines.append(line)
+    return lines
+
+
+def uncovered_scope(engine: SQLEngine, case: Case) -> str | None:
+    """What a scope no prefill `[[capacity]]` entry covers is, in one line (None when some
+    request in scope has one in force): the entries, and the prefill nodes and times of the
+    requests."""
+    covered, unknown, first, last = engine.frame("scope/capacity_cover").row(0)
+    if covered or not unknown:
+        return None
+    entries = [
+        f"{i} (nodes {c.nodes!r}, from {iso_z(c.start)} to {iso_z(c.end) or 'open'})"
+        for i, c in enumerate(case.capacity, 1)
+        if c.role == "prefill"
+    ]
+    seen = engine.frame("scope/nodes", role="prefill").rows()
+    nodes = ", ".join(f"{n} ({int(k):,})" for n, k in seen) or "none named"
+    if not entries:
+        named = "the case file has none for"
+    elif len(entries) == 1:
+        named = f"entry {entries[0]} matches none of"
+    else:
+        named = f"entries {'; '.join(entries)} match none of"
+    return (
+        f"no request in scope has a prefill [[capacity]] entry in force: {named} the "
+        f"{int(unknown):,} request(s) in band unknown_capacity, whose prefill nodes are "
+        f"{nodes} and times run from {iso_z(first)} to {iso_z(last)}"
     )
 
 
@@ -155,9 +266,16 @@ def _resolved(path: str) -> str:
 
 
 def unmatched(engine: SQLEngine, case: Case) -> list[str]:
-    """Warnings for case-file ids that match nothing in scope (see the module doc)."""
+    """Warnings for case-file ids that match nothing in scope (see the module doc), and for
+    what `require_scope` refuses when the analysis accepted it (`allow_empty`): a case model
+    with no request in the window, a scope no prefill `[[capacity]]` entry covers."""
     rows = engine.frame("scope/unmatched").rows(named=True)
-    warnings: list[str] = []
+    warnings = [
+        f"{line}: the count of zero for it was accepted" for line in empty_models(engine, case)
+    ]
+    uncovered = uncovered_scope(engine, case)
+    if uncovered:
+        warnings.append(f"{uncovered}: the count was accepted")
     for row in sorted((r for r in rows if r["kind"] == "capacity"), key=lambda r: int(r["id"])):
         seen = _nodes(engine, row["role"])
         warnings.append(
@@ -183,3 +301,97 @@ def unmatched(engine: SQLEngine, case: Case) -> list[str]:
 
 def _nodes(engine: SQLEngine, role: Any) -> list[str]:
     return [str(n) for n, _ in engine.frame("scope/nodes", role=str(role)).rows()]
+
+
+def case_inputs(case: Case, inputs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """(named, unnamed): the paths of `inputs` ((path, sha256) pairs) that a case `[[source]]`
+    names, and the others. An input is named when its path is a source's file, lies under its
+    folder or matches its glob, or when its sha256 is that of a source's file on disk that no
+    input holds by path (a copy moved or renamed since ingest). A case without `[[source]]`
+    names every input (the case store is its evidence)."""
+    paths = sorted({p for p, _ in inputs})
+    if not case.sources:
+        return paths, []
+    named = {p for p in paths if any(_belongs(p, s.path) for s in case.sources)}
+    if len(named) < len(paths):  # moved copies: hash only the source files no input has
+        resolved = {_resolved(p) for p in paths}
+        by_sha: dict[str, set[str]] = {}
+        for p, digest in inputs:
+            by_sha.setdefault(digest, set()).add(p)
+        for source in case.sources:
+            for f in _disk_files(source.path):
+                moved = _sha256(f) if _resolved(str(f)) not in resolved else None
+                if moved is not None:
+                    named |= by_sha.get(moved, set())
+    return sorted(named), [p for p in paths if p not in named]
+
+
+def _disk_files(path: str) -> list[Path]:
+    """The files a source path names on this machine: the file, the files under the folder,
+    or the files its glob matches (none when it names nothing here)."""
+    p = Path(path)
+    try:
+        if p.is_file():
+            return [p]
+        if p.is_dir():
+            return sorted(f for f in p.rglob("*") if f.is_file())
+        if glob.has_magic(path):
+            return sorted(Path(f) for f in glob.glob(path, recursive=True) if Path(f).is_file())
+    except OSError:
+        pass
+    return []
+
+
+def _sha256(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def define_scope(engine: SQLEngine, case: Case) -> list[str]:
+    """Store the inputs no case `[[source]]` names (`case_unnamed_inputs`) and define the views
+    of the case's own records (`SCOPED_VIEWS`) over the tables the store holds; returns the
+    unnamed inputs' paths."""
+    _, unnamed = case_inputs(case, input_paths(engine))
+    frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
+    engine.write_frame(UNNAMED_TABLE, frame, "path")
+    for table, _, filtered, whole in SCOPED_VIEWS:
+        if engine.table_exists(table):
+            engine.run(filtered if unnamed else whole)
+    return unnamed
+
+
+def ensure_scope(engine: SQLEngine, case: Case) -> None:
+    """`define_scope` unless the views are there (an analysis step run on its own)."""
+    if not all(
+        engine.table_exists(view)
+        for table, view, _, _ in SCOPED_VIEWS
+        if engine.table_exists(table)
+    ):
+        define_scope(engine, case)
+
+
+def unnamed_inputs(engine: SQLEngine) -> list[str]:
+    """The inputs `define_scope` left out of the analysis (none before it ran)."""
+    if not engine.table_exists(UNNAMED_TABLE):
+        return []
+    return [str(p) for p in engine.read_table(UNNAMED_TABLE)["path"].to_list()]
+
+
+def unnamed_warning(engine: SQLEngine, case: Case) -> list[str]:
+    """The warning naming the inputs of the case store that no case `[[source]]` names."""
+    unnamed = [relative_path(p, case.folder) for p in unnamed_inputs(engine)]
+    if not unnamed:
+        return []
+    shown = ", ".join(unnamed[:MAX_LISTED]) + (
+        f" and {len(unnamed) - MAX_LISTED} more" if len(unnamed) > MAX_LISTED else ""
+    )
+    return [
+        f"the case database holds {len(unnamed)} input(s) that no [[source]] of the case file "
+        f"names, left out of every figure: {shown} (name them in a [[source]] to count them)"
+    ]

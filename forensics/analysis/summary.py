@@ -4,13 +4,15 @@
 and returns a dict holding every key the outputs documentation lists for summary.json, and
 `tool`: the toolkit's and DuckDB's versions, so every figure names the code that made it.
 `ingest` sums every input of the case (gateway logs and SGLang engine logs alike: each is in
-`inputs`); `ingest_by_format` splits the same totals by input format, so the gateway figure
-stays visible. Times are ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give
+`inputs`; inputs no case `[[source]]` names are left out, as from every figure);
+`ingest_by_format` splits the same totals by input format, so the gateway figure stays
+visible. Times are ISO 8601 UTC with `Z`; there is no wall-clock stamp, so equal inputs give
 equal bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from ..engines import SQLEngine, TableMissing, needing
 from ..formats import iso_z, relative_path, write_json
 from ..schema import INGEST_KEYS
 from ..version import versions
-from . import exposure
+from . import exposure, scope
 from .owners import OwnersResult
 
 NO_CLASSIFICATION = "insufficient_data"
@@ -61,10 +63,13 @@ def case_config(case: Case, exclusions: bool = True) -> dict[str, Any]:
 
 
 def _capacity_entry(c: Capacity) -> dict[str, Any]:
-    """One [[capacity]] entry as the case file gives it (reject_from only where written)."""
+    """One [[capacity]] entry as the case file gives it (reject_from, models only where
+    written)."""
     entry: dict[str, Any] = {"role": c.role, "nodes": c.nodes, "tokens": c.tokens}
     if c.reject_from is not None:
         entry["reject_from"] = c.reject_from
+    if c.models is not None:
+        entry["models"] = c.models
     entry.update(start=iso_z(c.start), end=iso_z(c.end))
     return entry
 
@@ -74,18 +79,20 @@ def _seconds(value: float) -> int | float:
 
 
 def ingest_figures(
-    engine: SQLEngine, folder: Path | None = None
+    engine: SQLEngine, folder: Path | None = None, leave_out: Collection[str] = ()
 ) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """(ingest totals, the `inputs` table as rows sorted by path); zeros when no inputs.
 
     Paths under `folder` (the case folder) are given relative to it, so the summary does
-    not depend on where the case sits on disk.
+    not depend on where the case sits on disk. Inputs whose path is in `leave_out` (those no
+    case `[[source]]` names) are left out.
     """
     try:
         with needing(engine, "inputs"):
             rows = engine.frame("summary/inputs").to_dicts()
     except TableMissing:
         return dict.fromkeys(INGEST_KEYS, 0), []
+    rows = [r for r in rows if r["path"] not in leave_out]
     if folder is not None:
         for row in rows:
             row["path"] = relative_path(row["path"], folder) if row["path"] else row["path"]
@@ -121,7 +128,7 @@ def build_summary(
     warnings) is None here; the analysis step fills it in (`forensics.pipeline.evidence_of`).
     """
     count, affected = exposure.totals(engine)
-    ingest, inputs = ingest_figures(engine, case.folder)
+    ingest, inputs = ingest_figures(engine, case.folder, scope.unnamed_inputs(engine))
     summary: dict[str, Any] = {
         **case_config(case, exclusions),
         "exposure_count": count,

@@ -10,7 +10,7 @@ signature with no gateway record) and returns the range: `likely` is the exposur
 once per direction however many categories hold it.
 
 Categories (direction): `quarantined` (max), `unknown_capacity` (max), `status_unknown`
-(min), `clock_skew` (min/max, with `[uncertainty] clock_skew`), `token_count` (min/max, with
+(min/max), `clock_skew` (min/max, with `[uncertainty] clock_skew`), `token_count` (min/max, with
 `[uncertainty] prompt_tokens_tolerance`), `conflicting` (min/max), `engine_only` (max).
 """
 
@@ -73,7 +73,8 @@ def exposure_range(
     status_assumed: list[str],
 ) -> tuple[ExposureRange, list[str]]:
     """Materialize `exposure_range_requests` and return the range and any warnings.
-    `status_assumed`: the inputs (paths as in `requests.source`) whose status was assumed."""
+    `status_assumed`: the inputs (paths as in `requests.source`) whose mapping leaves status
+    unmapped (their records hold no status, or, ingested by an older version, the default)."""
     skew = case.uncertainty.clock_skew
     tolerance = case.uncertainty.prompt_tokens_tolerance
     params: dict[str, Any] = {
@@ -117,14 +118,15 @@ def exposure_range(
             "exposure range (export the case database again to include them)"
         )
     add("uncertainty/unknown_capacity")
-    if status_assumed:
+    add("uncertainty/status_unknown")
+    if status_assumed:  # an older database holds the default where status was unmapped
         frame = pl.DataFrame({"source": sorted(status_assumed)}, schema={"source": pl.String})
         engine.write_frame("range_status_unmapped", frame, "source")
-        add("uncertainty/status_unknown")
+        add("uncertainty/status_unmapped")
     if skew.total_seconds() > 0:
         add("uncertainty/clock_skew")
     if tolerance > 0:
-        frames.append(_token_count(engine, params))
+        add("uncertainty/token_count")
     if conflicts:
         add("uncertainty/conflicting")
     if engine.table_exists("engine_signature"):
@@ -141,18 +143,6 @@ def exposure_range(
 def _rows(frame: pl.DataFrame) -> pl.DataFrame:
     """A category query's rows in the table's schema (engines may type NULL columns apart)."""
     return frame.select([pl.col(c).cast(t) for c, t in ROW_SCHEMA.items()])
-
-
-def _token_count(engine: SQLEngine, params: dict[str, Any]) -> pl.DataFrame:
-    """The token_count candidates less those whose input length the engine logs give."""
-    candidates = _rows(engine.frame("uncertainty/token_count", **params))
-    if candidates.height and all(
-        engine.table_exists(t) for t in ("engine_requests", "engine_aborts")
-    ):
-        engine.write_frame("range_token_candidates", candidates.select("request_id"), "request_id")
-        decided = engine.frame("uncertainty/engine_decided")["request_id"].to_list()
-        candidates = candidates.filter(~pl.col("request_id").is_in(decided))
-    return candidates
 
 
 def _quarantined_inputs(engine: SQLEngine) -> int:

@@ -4,8 +4,8 @@
 SQL stays in one place: each DuckDB-dialect query is transpiled to Spark SQL with SQLGlot
 when first used, `$name` parameters becoming Spark's bound `:name` parameters. The few
 DuckDB constructs SQLGlot does not carry over faithfully are rewritten here, on the syntax
-tree (ordered `list()`, `GLOB`, `strftime` formats, `to_minutes`, `query_table`), so no
-query is forked per engine.
+tree (ordered `list()`, `GLOB`, `strftime` formats, `to_minutes`, `to_seconds`,
+`query_table`), so no query is forked per engine.
 
 The case store is a folder (local, HDFS, S3, ...) as `forensics ingest --to-parquet DIR`
 writes it: the canonical `requests` as hive-partitioned Parquet (`day=`/`model=`) and the
@@ -354,6 +354,11 @@ def _rewrite(node: exp.Expression, inline: dict[str, int]) -> exp.Expression:
             return exp.Anonymous(
                 this="MAKE_DT_INTERVAL",
                 expressions=[exp.Literal.number(0), exp.Literal.number(0), arg],
+            )
+        if name == "to_seconds" and len(args) == 1:
+            return exp.Anonymous(
+                this="MAKE_DT_INTERVAL",
+                expressions=[*(exp.Literal.number(0) for _ in range(3)), args[0]],
             )
         if name == "query_table" and len(args) == 1:
             return exp.Anonymous(this="IDENTIFIER", expressions=args)

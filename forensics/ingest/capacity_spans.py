@@ -10,14 +10,28 @@ from ..engines import DuckDBEngine, queries
 
 _SCHEMAS: dict[str, str] = {}  # engine -> its tables' query
 _CAPACITY: dict[str, str] = {}  # engine -> its spans' query (over its own startup kinds)
+Steps = tuple[tuple[str, str], ...]  # (table, query) pairs, materialized in order
+_BEFORE: dict[str, Steps] = {}  # engine -> tables its capacity query reads
+_AFTER: dict[str, Steps] = {}  # engine -> tables read from engine_capacity (its faults)
 
 
-def register(engine_name: str, *, schema_query: str | None, capacity_query: str | None) -> None:
-    """An engine reader's schema query and capacity query (either may be None)."""
+def register(
+    engine_name: str,
+    *,
+    schema_query: str | None,
+    capacity_query: str | None,
+    before: Steps = (),
+    after: Steps = (),
+) -> None:
+    """An engine reader's schema query and capacity query (either may be None), and the
+    tables materialized before its capacity query (`before`) and after engine_capacity is
+    rebuilt (`after`)."""
     if schema_query is not None:
         _SCHEMAS[engine_name] = schema_query
     if capacity_query is not None:
         _CAPACITY[engine_name] = capacity_query
+    _BEFORE[engine_name] = before
+    _AFTER[engine_name] = after
 
 
 def ensure_tables(engine: DuckDBEngine) -> None:
@@ -32,6 +46,9 @@ def rebuild_capacity(engine: DuckDBEngine) -> None:
     """`engine_capacity` from every engine's startup lines. Other engines' startup kinds are
     named `<engine>_<kind>`; SGLang's spans keep to the inputs that have none of them."""
     ensure_tables(engine)
+    for name in sorted(_BEFORE):
+        for table, query in _BEFORE[name]:
+            engine.materialize(table, query)
     parts = []
     others = [n for n in _CAPACITY if n != "sglang"]
     for name in sorted(_CAPACITY, key=lambda n: (n != "sglang", n)):
@@ -48,3 +65,6 @@ def rebuild_capacity(engine: DuckDBEngine) -> None:
         "SELECT node, role, tokens, context_len, start_ts, end_ts, source, source_row, "
         "reject_from, note, engine_warned FROM (" + " UNION ALL BY NAME ".join(parts) + ")"
     )
+    for name in sorted(_AFTER):
+        for table, query in _AFTER[name]:
+            engine.materialize(table, query)

@@ -33,7 +33,7 @@ from ..errors import InputError, option
 from ..schema import InputStats
 from .capacity_spans import ensure_tables, rebuild_capacity, register
 from .inputfile import hash_file, literal_path
-from .sglang import LINE_DELIM, node_from_path
+from .sglang import LINE_DELIM, node_id
 
 _PARSED = "_engine_parsed"
 
@@ -151,7 +151,7 @@ def ingest_logs(
                     InputStats(str(path), digest, path.stat().st_size, 0, 0, 0, 0, fmt.name, note)
                 )
                 continue
-            this_node = node or node_from_path(path)
+            this_node = node_id(path, node)
             nodes.add(this_node)
             out.append(_ingest_one(engine, fmt, path, digest, clock, this_node, role))
         _check_interleave(engine, sorted(nodes))

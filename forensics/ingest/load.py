@@ -217,7 +217,6 @@ def _load_run(
         base=first,
         unit=m.unit,
         tz=m.timezone,
-        default_status=schema.DEFAULT_STATUS,
         max_text_bytes=schema.MAX_TEXT_BYTES,
         max_tokens=schema.MAX_TOKENS,
     )
@@ -244,7 +243,7 @@ def _load_run(
         engine.execute('DROP TABLE temp."_ing_ids"')  # 16 bytes a record: not kept for the load
         _source(engine, p, first, src, "SELECT __row FROM _ing_cand")
         temp_table_sql(engine, "_ing_typed", mapped + typed, params)
-        temp_table(engine, "_ing_special", "ingest/classify")
+        temp_table(engine, "_ing_special", "ingest/classify", default_status=schema.DEFAULT_STATUS)
         temp_table(engine, "_ing_prior", "ingest/prior")
         _source(engine, p, first, src)
         direct = mapped + f", _ing_all AS ({typed}) " + _select("ingest/load_direct")

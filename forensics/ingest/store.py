@@ -53,6 +53,7 @@ PARQUET_SIDE_TABLES = (
     "quarantine",
     "quarantine_values",
     "engine_capacity",
+    "engine_faults",
     "engine_requests",
     "engine_aborts",
     "engine_kv_faults",

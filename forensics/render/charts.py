@@ -794,8 +794,9 @@ def pool_usage_chart(frame: pl.DataFrame, window_start: str, window_end: str) ->
 
 def coverage_chart(cells: pl.DataFrame, window_start: str, window_end: str) -> alt.TopLevelMixin:
     """Coverage of the window by the logs, one lane per source or engine node: each UTC
-    hour with records shaded by their count, each gap (an hour with none from a source that
-    logs every hour) red. `cells`: lane, hour, end (ISO UTC), records, gap (bool)."""
+    hour with records shaded by their count, each gap (an hour with none, or fewer than 5% of
+    its source's median hourly count) red. `cells`: lane, hour, end (ISO UTC), records, gap
+    (bool)."""
     data = ChartData()
     x = _utc_x("hour", "hour (UTC)", [window_start, window_end])
     lanes = cells["lane"].unique(maintain_order=True).to_list()
@@ -832,8 +833,8 @@ def coverage_chart(cells: pl.DataFrame, window_start: str, window_end: str) -> a
             height=max(40, 22 * len(lanes)),
             title=alt.Title(
                 "Coverage of the window by the logs",
-                subtitle="Shade: records per hour. Red: a gap (no record in an hour, from a source "
-                "that logs every hour).",
+                subtitle="Shade: records per hour. Red: a gap (an hour with no record, or fewer "
+                "than 5% of the source's median per hour).",
                 anchor="start",
             ),
         )

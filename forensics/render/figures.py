@@ -54,10 +54,12 @@ def events_frame(case: Case) -> pl.DataFrame:
 
 
 def capacity_frame(case: Case) -> pl.DataFrame:
-    """The prefill [[capacity]] entries as (nodes, start, end, tokens), times ISO UTC."""
+    """The prefill [[capacity]] entries that hold for a model of the case (no `models` glob,
+    or one matching) as (nodes, start, end, tokens), times ISO UTC."""
     rows = [
-        (nodes, _iso(start), _iso(end) if end else None, tokens)
-        for _, nodes, tokens, start, end in case.capacity_rows("prefill")
+        (c.nodes, _iso(c.start), _iso(c.end) if c.end else None, c.tokens)
+        for c in case.capacity
+        if c.role == "prefill" and any(c.applies_to(m) for m in case.models)
     ]
     return pl.DataFrame(
         rows,

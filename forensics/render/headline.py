@@ -27,10 +27,12 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
     lines = [
         f"{s.get('name')}",
         f"exposed responses: {_n(s.get('exposure_count'))}{range_text(s)}",
+        *scope_lines(s),
         f"affected accounts: {_n(s.get('affected_accounts'))}",
         f"excluded (requests, by reason): {excluded_text}",
         f"data owners: {owners_text}",
         f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
+        *other_models_lines(s),
         f"ingest: {_n(ingest.get('rows_read', 0))} record(s) read, "
         f"{_n(ingest.get('rows_loaded', 0))} loaded, {_n(ingest.get('duplicates', 0))} "
         f"duplicate(s), {_n(ingest.get('quarantined', 0))} quarantined"
@@ -57,6 +59,7 @@ HEADLINE_KEYS = (
     "ingest",
     "engine_signature",
     "engine_confirmed",
+    "blast_radius",
     "warnings",
     "tool",
 )
@@ -69,6 +72,36 @@ def headline_figures(summary: dict[str, Any], out: Path | None = None) -> dict[s
     if out is not None:
         figures["outputs"] = str(out)
     return figures
+
+
+def other_models_lines(summary: dict[str, Any]) -> list[str]:
+    """The blast radius of the models not of the case, as one headline line (none for a
+    summary without `blast_radius`): the requests over their prefill pool, by model, and the
+    share of their requests with a capacity in force (rounded down, `<1%` below one percent),
+    or that it is known for none of them (no count is then given)."""
+    rows = summary.get("blast_radius")
+    if not isinstance(rows, list):
+        return []
+    case_models = set(summary.get("models") or [])
+    others = [r for r in rows if r.get("model") not in case_models]
+    if not others:
+        return ["other models: none in the logs"]
+    requests = sum(int(r.get("requests") or 0) for r in others)
+    known = requests - sum(int(r.get("unknown_capacity") or 0) for r in others)
+    if not known:
+        return [
+            f"other models: capacity unknown for all {_n(requests)} of their requests "
+            f"({len(others)} model(s)): no count of requests above their pool"
+        ]
+    over = [(r["model"], int(r.get("over_capacity") or 0)) for r in others]
+    total = sum(n for _, n in over)
+    which = ", ".join(f"{model} {_n(n)}" for model, n in over if n)
+    share = known * 100 // requests
+    return [
+        f"other models: {_n(total)} requests above their pool"
+        + (f" ({which})" if which else "")
+        + f"; capacity known for {share if share else '<1'}% of their requests"
+    ]
 
 
 def engine_lines(summary: dict[str, Any]) -> list[str]:
@@ -118,6 +151,21 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
+def scope_lines(summary: dict[str, Any]) -> list[str]:
+    """How many loaded requests the figures rest on, and how many of them no `[[capacity]]`
+    entry covers (none for a summary without coverage)."""
+    coverage = summary.get("coverage")
+    if not isinstance(coverage, dict) or coverage.get("loaded") is None:
+        return []
+    line = (
+        f"in scope: {_n(coverage.get('in_scope'))} of {_n(coverage.get('loaded'))} loaded requests"
+    )
+    unknown = (summary.get("bands") or {}).get("unknown_capacity")
+    if unknown:
+        line += f"; {_n(unknown)} with no [[capacity]] entry in force"
+    return [line]
+
+
 def evidence_lines(summary: dict[str, Any]) -> list[str]:
     """The assumptions, coverage gaps and warnings of a summary as headline lines."""
     lines = []
@@ -134,8 +182,8 @@ def evidence_lines(summary: dict[str, Any]) -> list[str]:
         for gap in gaps:
             by_source[gap["source"]] = by_source.get(gap["source"], 0) + 1
         lines.append(
-            f"coverage gaps: {len(gaps)} hour(s) of the window with no record from a source "
-            "that logs every hour ("
+            f"coverage gaps: {len(gaps)} hour(s) of the window with no record, or fewer than "
+            "5% of the source's median hourly count ("
             + ", ".join(f"{source} {n}" for source, n in sorted(by_source.items()))
             + ")"
         )

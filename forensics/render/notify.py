@@ -61,6 +61,7 @@ MIN_REASONS = {
 }
 MAX_REASONS = {
     "quarantined": "its log record could be read only in part",
+    "status_unknown": "the logs do not record whether it was answered with success",
     "unknown_capacity": "the size of the cache pool of the server that answered it is not known",
     "clock_skew": CLOCK,
     "token_count": TOKENS,

@@ -35,6 +35,7 @@ from ..schema import BAND_MEANINGS
 from ..version import versions as tool_versions
 from . import charts, figures
 from .figures import VL_VERSION
+from .headline import other_models_lines
 
 MAX_OWNER_ROWS = 25
 NOT_AVAILABLE = "not available"
@@ -134,6 +135,7 @@ def _page(
         specs_json=figures.script_json({sec.id: sec.spec for sec in sections if sec.spec}),
         bundle=figures.bundle(),
         classification=classification_view(engine, summary),
+        blast=blast_view(engine, summary),
         exclusions=exclusions_view(engine, case, summary, has_bands),
         owners=owners_view(engine, case, summary),
         engine_evidence=engine_view(summary),
@@ -185,6 +187,9 @@ TEST_FINDINGS = {
     "burst": "a burst of over-capacity prompts within a few minutes",
     "probe_near_capacity": "over-capacity prompts clustered just above the capacity",
     "probe_steps": "prompt sizes stepping up across the capacity",
+    "probe_max_tokens": "requests asking for a token or a few (tiny max_tokens)",
+    "probe_length_burst": "prompts of near-identical length seconds apart",
+    "probe_prefix": "prompts starting with the leading blocks another account sent earlier",
 }
 
 
@@ -259,6 +264,40 @@ def _reason_names(text: Any) -> str | None:
     """The tests behind a JSON list of reasons, as `test; test` (None when there is none)."""
     names = [str(r.get("test")) if isinstance(r, Mapping) else str(r) for r in _json_list(text)]
     return "; ".join(names) or None
+
+
+BLAST_COLUMNS = (
+    "model",
+    "requests",
+    "over_capacity",
+    "excluded",
+    "unknown_capacity",
+    "first_over",
+    "last_over",
+    "in_window",
+    "outside_window",
+)
+
+
+def blast_view(engine: SQLEngine, summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The blast radius: per model as summary.json lists it (a case model marked), the other
+    models' line as the headline says it, and the rows per prefill node from the
+    `blast_radius` table (None when it is missing); None for a summary without one."""
+    rows = summary.get("blast_radius")
+    if not isinstance(rows, list):
+        return None
+    case_models = set(summary.get("models") or [])
+    models = _columns_table(rows, BLAST_COLUMNS)
+    models.columns.insert(1, "case model")
+    models.numeric.insert(1, False)
+    for row, m in zip(models.rows, rows, strict=True):
+        row.insert(1, _cell(m.get("model") in case_models))
+    nodes = None
+    if engine.table_exists("blast_radius"):
+        frame = engine.read_table("blast_radius")
+        nodes = Table.of(frame.sort(["model", "prefill_node"], nulls_last=False))
+    lines = other_models_lines(dict(summary))
+    return {"models": models, "nodes": nodes, "line": lines[0] if lines else None}
 
 
 def exclusions_view(
@@ -418,8 +457,12 @@ CONTRIBUTION_SENTENCES = {
         "each may have been exposed."
     ),
     ("status_unknown", "min"): (
-        "{n} exposed response(s) come from a log that records no status: their delivery "
-        "(status 200) is assumed."
+        "{n} exposed response(s) have no status in the logs (the record gives none, or its "
+        "log records none): their delivery (status 200) is assumed, not recorded."
+    ),
+    ("status_unknown", "max"): (
+        "{n} over-capacity request(s) have no status in the logs and were counted as not "
+        "delivered: each may have been answered."
     ),
     ("clock_skew", "min"): (
         "{n} exposed response(s) would not be exposed if the gateway clock were off by up to "
@@ -535,8 +578,9 @@ def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
         missing = cov.get("missing") or {}
         view["coverage"] = {
             "in_scope": cov.get("in_scope"),
+            "loaded": cov.get("loaded"),
             "gaps": Table(
-                ["source", "hours with no record", "hours"],
+                ["source", "hours with no or few records", "hours"],
                 [[src, _cell(len(hours)), _hours_text(hours)] for src, hours in gaps.items()],
                 numeric=[False, True, False],
             ),

@@ -570,7 +570,9 @@ audience = ["customer", "regulator"]
 
 def _capacity(engine_logs: bool) -> str:
     """The [[capacity]] entries; with engine logs, each carries the admission limit
-    (reject_from) that `forensics capacity` derives from them."""
+    (reject_from) that `forensics capacity` derives from them. GLM-5.3's entries name their
+    model (`models`), and GLM-5.2's own prefill pool follows: the blast radius judges its
+    requests against it (it holds a full context window: nothing is over it)."""
 
     def limit(tokens: int) -> str:
         return f"reject_from = {t.reject_from(tokens)}\n" if engine_logs else ""
@@ -589,6 +591,7 @@ def _capacity(engine_logs: bool) -> str:
     return f"""{head}[[capacity]]
 role = "prefill"
 nodes = "*"
+models = "{t.MODEL_53}"
 tokens = {t.PREFILL_CAPACITY}
 {limit(t.PREFILL_CAPACITY)}start = "2026-08-27T00:00:00Z"
 end = "2026-09-09T14:52:00Z"
@@ -596,6 +599,7 @@ end = "2026-09-09T14:52:00Z"
 [[capacity]]
 role = "prefill"
 nodes = "*"
+models = "{t.MODEL_53}"
 tokens = {t.PREFILL_CAPACITY_FIXED}
 {limit(t.PREFILL_CAPACITY_FIXED)}start = "2026-09-09T14:52:00Z"
 
@@ -603,8 +607,18 @@ tokens = {t.PREFILL_CAPACITY_FIXED}
 [[capacity]]
 role = "decode"
 nodes = "decode-b*"
+models = "{t.MODEL_53}"
 tokens = {t.DECODE_CAPACITY}
 {limit(t.DECODE_CAPACITY)}start = "2026-08-27T00:00:00Z"
+
+# GLM-5.2, served throughout on its own prefill nodes: its pool holds a full context window.
+# Not a model of this case: the blast radius checks its requests against this pool.
+[[capacity]]
+role = "prefill"
+nodes = "{t.PREFILL_NODES_52[0][:-1]}*"
+models = "{t.MODEL_52}"
+tokens = {t.PREFILL_CAPACITY_52}
+{limit(t.PREFILL_CAPACITY_52)}start = "2026-08-20T00:00:00Z"
 """
 
 

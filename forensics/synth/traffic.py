@@ -51,6 +51,7 @@ CONTEXT_WINDOW = 1_048_576
 PREFILL_CAPACITY = 681_280  # until FIXED
 PREFILL_CAPACITY_FIXED = 2_039_808  # from FIXED, about twice the window
 DECODE_CAPACITY = 1_302_528
+PREFILL_CAPACITY_52 = 2_039_808  # glm-5.2's own prefill pool: it holds a full context window
 
 
 def reject_from(pool: int, context_len: int = CONTEXT_WINDOW) -> int:

@@ -2,9 +2,9 @@
 -- window (`hour`: whole hours since the epoch), and the first and last evidence line it
 -- logged at any time (`hour` NULL).
 WITH lines AS (
-    SELECT node, role, ts FROM engine_requests WHERE ts IS NOT NULL
+    SELECT node, role, ts FROM case_engine_requests WHERE ts IS NOT NULL
     UNION ALL
-    SELECT node, role, ts FROM engine_aborts WHERE ts IS NOT NULL
+    SELECT node, role, ts FROM case_engine_aborts WHERE ts IS NOT NULL
 )
 SELECT node, role, hour, count(*) AS lines, min(ts) AS first_ts, max(ts) AS last_ts
 FROM (

@@ -8,13 +8,13 @@ WITH faults AS (
     SELECT
         ext_rid, min(rid) AS rid, bool_or(kind = 'expired') AS expired,
         bool_or(kind = 'invalid') AS invalid, min(ts) AS ts, min(node) AS node
-    FROM engine_kv_faults
+    FROM case_engine_kv_faults
     GROUP BY ext_rid
 )
 SELECT
     f.ext_rid, f.rid, f.expired, f.invalid, f.ts, f.node,
     coalesce(r1.request_id, r2.request_id, r3.request_id) AS request_id
 FROM faults AS f
-LEFT JOIN requests AS r1 ON r1.request_id = f.rid
-LEFT JOIN requests AS r2 ON r2.request_id = f.ext_rid
-LEFT JOIN requests AS r3 ON r3.request_id = regexp_replace(f.ext_rid, '^(chatcmpl|cmpl)-', '')
+LEFT JOIN case_requests AS r1 ON r1.request_id = f.rid
+LEFT JOIN case_requests AS r2 ON r2.request_id = f.ext_rid
+LEFT JOIN case_requests AS r3 ON r3.request_id = regexp_replace(f.ext_rid, '^(chatcmpl|cmpl)-', '')

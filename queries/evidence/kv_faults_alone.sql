@@ -3,5 +3,5 @@ SELECT
     ext_rid, min(rid) AS rid, bool_or(kind = 'expired') AS expired,
     bool_or(kind = 'invalid') AS invalid, min(ts) AS ts, min(node) AS node,
     CAST(NULL AS VARCHAR) AS request_id
-FROM engine_kv_faults
+FROM case_engine_kv_faults
 GROUP BY ext_rid

@@ -8,7 +8,7 @@ WITH gateway AS (
     SELECT
         r.request_id, try_cast(r.extra ->> 'bootstrap_room' AS BIGINT) AS room, b.band,
         b.status, b.exclusion_reason
-    FROM requests AS r
+    FROM case_requests AS r
     LEFT JOIN bands AS b USING (request_id)
 ),
 exposed AS (
@@ -20,9 +20,9 @@ legs AS (
         bool_or(role = 'prefill') AS has_prefill,
         bool_or(role = 'decode') AS has_decode
     FROM (
-        SELECT bootstrap_room, role FROM engine_requests WHERE bootstrap_room IS NOT NULL
+        SELECT bootstrap_room, role FROM case_engine_requests WHERE bootstrap_room IS NOT NULL
         UNION ALL
-        SELECT bootstrap_room, role FROM engine_aborts WHERE bootstrap_room IS NOT NULL
+        SELECT bootstrap_room, role FROM case_engine_aborts WHERE bootstrap_room IS NOT NULL
     )
     GROUP BY bootstrap_room
 ),

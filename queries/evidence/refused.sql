@@ -5,7 +5,7 @@
 -- signature room: one row per room, with the evidence that shows it.
 WITH retired AS (
     SELECT bootstrap_room, 'prefill retired the placeholder (abort, prompt_tokens 1)' AS how
-    FROM engine_requests
+    FROM case_engine_requests
     WHERE role = 'prefill' AND bootstrap_room IS NOT NULL AND input_len = 1
         AND (
             (kind = 'time_stats' AND output_len = 0)
@@ -13,10 +13,10 @@ WITH retired AS (
         )
     UNION ALL
     SELECT bootstrap_room, 'decode never received the KV' AS how
-    FROM engine_aborts
+    FROM case_engine_aborts
     WHERE kind = 'transfer_failed' AND bootstrap_room IS NOT NULL
         AND bootstrap_room IN (
-            SELECT bootstrap_room FROM engine_aborts
+            SELECT bootstrap_room FROM case_engine_aborts
             WHERE role = 'prefill' AND kind IN ('input_length', 'kv_capacity')
                 AND bootstrap_room IS NOT NULL
         )

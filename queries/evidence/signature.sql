@@ -10,12 +10,12 @@
 -- prompt token, output_len > 0 and a finish reason other than abort.
 WITH rejected AS (
     SELECT bootstrap_room, node, rid, requested_tokens, ts
-    FROM engine_aborts
+    FROM case_engine_aborts
     WHERE role = 'prefill' AND kind IN ('kv_capacity', 'input_length')
         AND bootstrap_room IS NOT NULL
     UNION ALL
     SELECT bootstrap_room, node, rid, CAST(NULL AS BIGINT), ts
-    FROM engine_requests
+    FROM case_engine_requests
     WHERE role = 'prefill' AND input_len = 1 AND bootstrap_room IS NOT NULL
         AND (
             (kind = 'time_stats' AND output_len > 0)
@@ -33,7 +33,7 @@ decode AS (
     SELECT
         bootstrap_room, min(node) AS decode_node, min(rid) AS decode_rid,
         max(output_len) AS output_len, max(ts) AS decode_ts
-    FROM engine_requests
+    FROM case_engine_requests
     WHERE role = 'decode' AND kind IN ('time_stats', 'finish', 'metrics') AND output_len > 0
         AND input_len > 1 AND coalesce(finish_reason, '') <> 'abort'
         AND bootstrap_room IS NOT NULL

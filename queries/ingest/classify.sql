@@ -3,7 +3,10 @@
 -- the id repeats within the input or is already in `requests`. Content = every loaded column
 -- but provenance. The first occurrence (lowest row) of a request_id is loaded; later
 -- identical ones are duplicates, later differing ones conflicts. A request_id already in
--- `requests` makes every record of it a duplicate (same content) or a conflict. Ids are
+-- `requests` makes every record of it a duplicate (same content) or a conflict. A missing
+-- status compares as the default ($default_status) it is read as, and as a database
+-- ingested before a missing status stayed NULL holds it: a copy that lacks the status is a
+-- duplicate of one that gives the default, not a conflict. Ids are
 -- compared in Unicode normal form C: a record whose id equals the first's (or a loaded one's)
 -- only once normalized is `unicode`, quarantined: the same request spelled in another form,
 -- or another request; either way not loaded twice, nor merged unseen.
@@ -13,8 +16,9 @@ WITH t AS (
         request_id,
         nfc_normalize(request_id) AS id_key,
         md5(to_json(struct_pack(
-            request_id, ts, account_id, model, prompt_tokens, completion_tokens, status,
-            prefill_node, decode_node, ts_end, extra := extra::VARCHAR
+            request_id, ts, account_id, model, prompt_tokens, completion_tokens,
+            status := coalesce(status, $default_status), prefill_node, decode_node, ts_end,
+            extra := extra::VARCHAR
         ))) AS content
     FROM _ing_typed
     WHERE failed IS NULL
@@ -25,7 +29,8 @@ existing AS (
         r.request_id,
         md5(to_json(struct_pack(
             r.request_id, r.ts, r.account_id, r.model, r.prompt_tokens, r.completion_tokens,
-            r.status, r.prefill_node, r.decode_node, r.ts_end, extra := r.extra::VARCHAR
+            status := coalesce(r.status, $default_status), r.prefill_node, r.decode_node,
+            r.ts_end, extra := r.extra::VARCHAR
         ))) AS content
     FROM requests AS r
     WHERE nfc_normalize(r.request_id) IN (SELECT id_key FROM t)

@@ -4,8 +4,9 @@
 -- v_F of a count, status or time, NULL when none is given) and `failed`: the first check, if
 -- any, a record fails (NULL: it can be loaded). ingest_reasons turns `failed` into the
 -- reason text (from the values kept here), only when some record failed; the direct load
--- needs only `failed IS NULL`, so it never binds the _why macros. Missing status becomes
--- 200. The input's path (`source`) is not a column here: the inserts bind it, so the typed
+-- needs only `failed IS NULL`, so it never binds the _why macros. A missing status (absent,
+-- null or "", or a mapping with none) stays NULL: the analysis reads it as the default (200)
+-- and puts an exposed response without one on the range's minimum. The input's path (`source`) is not a column here: the inserts bind it, so the typed
 -- table does not carry a copy of it per record. Bounds (docs "Trust model"): an id or other
 -- text field longer than $max_text_bytes bytes, a token count of $max_tokens or more, and an
 -- end before the start are refused; `__dup` (a mapped JSON key the record repeats; `__dups`
@@ -53,7 +54,7 @@ WITH typed AS (
 )
 SELECT
     request_id, ts, account_id, model, prompt_tokens, completion_tokens,
-    coalesce(status, $default_status) AS status, prefill_node, decode_node, ts_end,
+    status, prefill_node, decode_node, ts_end,
     source_row, extra, raw, __err, __dup, __sqlerr, v_prompt_tokens, v_completion_tokens,
     v_ts, n_ts, v_ts_end, n_ts_end, v_status, n_status,
     __dups,

@@ -1,9 +1,10 @@
 -- The exposed requests to attribute, with the decode pool capacity in force for their decode
--- node at their ts (first [[capacity]] entry with role decode whose glob matches the node and
--- whose [start, end) holds ts; NULL when none, or when the request has no decode node).
+-- node at their ts (first [[capacity]] entry with role decode whose glob matches the node,
+-- whose `models` glob, if any, matches the model and whose [start, end) holds ts; NULL when
+-- none, or when the request has no decode node).
 -- (`targets` is read twice: DuckDB keeps its few rows, where the view would scan `bands` twice)
 WITH targets AS (
-    SELECT request_id, account_id, ts, decode_node FROM exposed
+    SELECT request_id, account_id, ts, decode_node, model FROM exposed
 ),
 first_match AS (
     SELECT e.request_id, min(c.ordinal) AS ordinal
@@ -11,6 +12,7 @@ first_match AS (
     JOIN case_capacity AS c
       ON c.role = 'decode'
      AND (c.nodes = '*' OR e.decode_node GLOB c.nodes_glob)
+     AND (c.models_glob IS NULL OR e.model GLOB c.models_glob)
      AND e.ts >= c.start_ts
      AND (c.end_ts IS NULL OR e.ts < c.end_ts)
     GROUP BY e.request_id

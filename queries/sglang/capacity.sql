@@ -1,96 +1,26 @@
--- One capacity span per server start, from engine_startup (and the node's admission lines in
--- engine_aborts).
--- A start opens at a server_args line (printed once per launch), at the node's first startup
--- line, or at a startup line after the node's max_total_num_tokens line (that line closes a
--- start's startup: one per start, or one per pipeline stage, so a repeat from the same rank
--- opens a new start). So the second allocation line a rank logs in one start (a speculative
--- draft's pool, the other pool of a hybrid model) never opens a span of its own.
+-- One capacity span per server start (engine_starts: which lines make a start, and its
+-- figures), with the node's admission lines in engine_aborts.
 -- tokens: the start's max_total_num_tokens (the full pool, after post-capture resizing),
 -- else its `Full` pool, else its post-capture allocation, else the full size of its
--- sliding-window pool lines, else the smallest first plain allocation of a rank.
+-- sliding-window pool lines, else the smallest first plain allocation of a rank; where those
+-- of one pool disagree, the smallest (and `note` names both lines; `forensics capacity`
+-- refuses such a start).
 -- `KV Cache VA upper bound` and draft allocations never give the capacity.
 -- reject_from: the smallest prompt the scheduler refuses. The limit the engine itself printed
 -- in this span (`... exceeds the maximum allowed length (M tokens)` or the auto-truncate
 -- warning's max_req_input_len=M), else min(context_len - 1, tokens - 1) - 5 (SGLang's
 -- max_req_input_len, the same in 0.4.10 .. 0.5.23) for a plain pool. Hybrid sliding-window
 -- pools, decode context parallelism, KV sharding, HiSparse and dLLM compute it from other
--- figures: then NULL, and `note` says why.
+-- figures: then NULL, and `note` says why; so does a start whose server_args or
+-- max_total_num_tokens line was quarantined.
 -- start_ts: the start's first allocation line (else its first capacity line); end_ts: the
--- node's next start.
-WITH ordered AS (
+-- node's next start, a start none of whose capacity lines could be read included (it has no
+-- span of its own: engine_faults names it).
+WITH spans AS (
     SELECT
         *,
-        row_number() OVER (PARTITION BY node ORDER BY ts, source, source_row) AS k
-    FROM engine_startup
-),
-marked AS (
-    SELECT
-        *,
-        lag(kind) OVER (PARTITION BY node ORDER BY k) AS prev_kind,
-        lag(tags) OVER (PARTITION BY node ORDER BY k) AS prev_tags
-    FROM ordered
-),
-started AS (
-    SELECT
-        *,
-        sum(
-            CASE
-                WHEN prev_kind IS NULL OR kind = 'server_args' THEN 1
-                WHEN prev_kind = 'pool' AND kind <> 'pool' THEN 1
-                WHEN prev_kind = 'pool' AND kind = 'pool' AND tags IS NOT DISTINCT FROM prev_tags
-                    THEN 1
-                ELSE 0
-            END
-        ) OVER (PARTITION BY node ORDER BY k ROWS UNBOUNDED PRECEDING) AS start_no
-    FROM marked
-),
-firsts AS (
-    -- each rank's first allocation of each pool kind in a start (a draft's is its second)
-    SELECT
-        *,
-        row_number() OVER (
-            PARTITION BY node, start_no, kind, pool, coalesce(tags, '') ORDER BY k
-        ) AS occ
-    FROM started
-),
-starts AS (
-    SELECT
-        node,
-        start_no,
-        min(role) AS role,
-        min(tokens) FILTER (WHERE kind = 'pool') AS pool_tokens,
-        max(context_len) FILTER (WHERE kind = 'pool') AS context_len,
-        min(tokens) FILTER (WHERE kind = 'kv_alloc' AND pool = 'full') AS full_tokens,
-        min(tokens) FILTER (WHERE kind = 'kv_alloc' AND pool = 'post_capture') AS post_tokens,
-        min(tokens) FILTER (WHERE kind = 'swa_pool') AS swa_full_tokens,
-        min(tokens) FILTER (WHERE kind = 'kv_alloc' AND pool = 'main' AND occ = 1) AS main_tokens,
-        bool_or(kind = 'swa_pool' OR (kind = 'kv_alloc' AND pool IN ('full', 'swa'))) AS hybrid,
-        max(setup) FILTER (WHERE kind = 'server_args') AS setup,
-        bool_or(kind = 'engine_preflight') AS engine_warned,
-        coalesce(
-            min(ts) FILTER (WHERE kind = 'kv_alloc'),
-            min(ts) FILTER (WHERE kind <> 'server_args')
-        ) AS start_ts,
-        arg_min(source, (kind <> 'kv_alloc', kind = 'server_args', k)) AS source,
-        arg_min(source_row, (kind <> 'kv_alloc', kind = 'server_args', k)) AS source_row
-    FROM firsts
-    GROUP BY node, start_no
-),
-spans AS (
-    SELECT
-        node,
-        role,
-        CASE WHEN hybrid THEN coalesce(pool_tokens, full_tokens, post_tokens, swa_full_tokens)
-             ELSE coalesce(pool_tokens, full_tokens, post_tokens, main_tokens) END AS tokens,
-        context_len,
-        hybrid,
-        setup,
-        engine_warned,
-        start_ts,
-        lead(start_ts) OVER (PARTITION BY node ORDER BY start_ts, source, source_row) AS end_ts,
-        source,
-        source_row
-    FROM starts
+        lead(start_ts) OVER (PARTITION BY node ORDER BY start_ts, source, source_row) AS end_ts
+    FROM engine_starts
     WHERE start_ts IS NOT NULL
 ),
 kept AS (
@@ -114,7 +44,8 @@ derived AS (
         o.limit_min,
         o.limit_max,
         CASE
-            WHEN s.context_len IS NULL OR s.hybrid OR coalesce(s.setup, '') <> '' THEN NULL
+            WHEN s.context_len IS NULL OR s.hybrid OR coalesce(s.setup, '') <> ''
+                OR s.args_cut IS NOT NULL THEN NULL
             ELSE least(s.context_len - 1, s.tokens - 1) - 5
         END AS formula
     FROM kept AS s
@@ -127,6 +58,14 @@ SELECT
     context_len,
     coalesce(limit_min, formula) AS reject_from,
     CASE
+        WHEN disagrees
+            THEN 'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source
+                || ':' || lo_row || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row
+                || '); the smaller is kept here, but forensics capacity refuses this start'
+        WHEN below_page
+            THEN 'a pool of ' || tokens || ' tokens is smaller than one page (page_size='
+                || page_size || ', ' || args_source || ':' || args_row || '): SGLang sizes its '
+                || 'pool in whole pages, so forensics capacity refuses this start'
         WHEN limit_min IS NOT NULL AND limit_max <> limit_min
             THEN 'the engine printed different limits in this span (' || limit_min || ' .. '
                 || limit_max || '): the smallest is kept'
@@ -137,6 +76,7 @@ SELECT
             THEN 'from the maximum allowed length the engine printed (not derivable here: '
                 || CASE WHEN hybrid THEN 'hybrid sliding-window pool'
                         WHEN coalesce(setup, '') <> '' THEN setup
+                        WHEN args_cut IS NOT NULL THEN 'its server_args line was quarantined'
                         ELSE 'no context_len' END || ')'
         WHEN limit_min IS NOT NULL THEN NULL
         WHEN hybrid
@@ -147,6 +87,14 @@ SELECT
             THEN 'server_args ' || setup || ': the admission limit is not min(context_len - 1, '
                 || 'tokens - 1) - 5 here, so reject_from is not derived; read it from an "exceeds '
                 || 'the maximum allowed length (M tokens)" line (reject_from = M)'
+        WHEN args_cut IS NOT NULL
+            THEN 'its server_args line was quarantined, ' || args_cut || ': the setup is unknown, '
+                || 'so reject_from is not derived; read it from an "exceeds the maximum allowed '
+                || 'length (M tokens)" line (reject_from = M)'
+        WHEN pool_cut IS NOT NULL AND context_len IS NULL
+            THEN 'its max_total_num_tokens line was quarantined, ' || pool_cut || ': the pool is '
+                || 'from its allocation lines; context_len unknown, so reject_from is not derived '
+                || '(SGLang refuses from min(context_len - 1, tokens - 1) - 5)'
         WHEN context_len IS NULL
             THEN 'no max_total_num_tokens line (context_len unknown): reject_from not derived'
         WHEN setup IS NULL

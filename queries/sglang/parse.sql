@@ -180,6 +180,41 @@ extracted AS (
             CASE WHEN regexp_matches(msg, '[ ({,](?:dllm_algorithm=|''dllm_algorithm'': )''')
                 THEN 'dllm_algorithm' END
         ) END AS setup,
+        CASE WHEN kind = 'server_args' THEN regexp_extract(
+            msg, '[ ({,](?:page_size=|''page_size'': )(\d+)[,)}]', 1
+        ) END AS page_size_text,
+        -- a figure is whole when the separator that follows it in SGLang's format string is
+        -- there: the name of the first figure without it (a line cut mid-field, or run into by
+        -- another line); a server_args line is whole when it ends its ServerArgs(...) or {...}
+        CASE
+            -- another line's [time] inside this one: two lines run together (a line cut off
+            -- by the next one a process wrote)
+            WHEN kind IN ('server_args', 'kv_alloc', 'swa_pool', 'pool', 'engine_preflight',
+                          'input_length', 'truncated', 'kv_capacity')
+                AND regexp_matches(msg, '\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}')
+                THEN 'run-in'
+            WHEN kind = 'pool' AND NOT regexp_matches(msg, '^max_total_num_tokens=\d+, ')
+                THEN 'max_total_num_tokens'
+            WHEN kind = 'pool' AND regexp_matches(msg, '(?:^|[ ,])context_len=\d')
+                AND NOT regexp_matches(msg, '(?:^|[ ,])context_len=\d+, ') THEN 'context_len'
+            WHEN kind = 'kv_alloc' AND NOT regexp_matches(msg, '#tokens: \d+, ') THEN '#tokens'
+            WHEN kind = 'swa_pool' AND starts_with(msg, 'Use ')
+                AND NOT regexp_matches(msg, 'full_layer_tokens=\d+, ') THEN 'full_layer_tokens'
+            WHEN kind = 'swa_pool' AND starts_with(msg, 'SWAKVPool')
+                AND NOT regexp_matches(msg, 'full size: \d+\s*$') THEN 'full size'
+            WHEN kind = 'engine_preflight'
+                AND NOT regexp_matches(msg, 'fewer than --context-length \d+\.')
+                THEN '--context-length'
+            WHEN kind = 'truncated' AND NOT regexp_matches(msg, 'max_req_input_len=\d+\.')
+                THEN 'max_req_input_len'
+            WHEN kind = 'kv_capacity'
+                AND NOT regexp_matches(msg, 'maximum number of tokens: \d+ > \d+\s*$')
+                THEN 'the token limit'
+            WHEN kind = 'server_args' AND NOT regexp_matches(msg, '[)}]\s*$') THEN 'server_args'
+        END AS cut_field,
+        -- its last figure ends the line: whole only if the line is ended by a newline (ingest
+        -- checks that for the file's last line)
+        kind = 'kv_capacity' OR (kind = 'swa_pool' AND starts_with(msg, 'SWAKVPool')) AS open_end,
         -- rid
         CASE kind
             WHEN 'time_stats' THEN nullif(trim(regexp_extract(st, '(?:^|[ ,])rid=([^,]*)', 1), ' ''"'), '')
@@ -300,6 +335,8 @@ SELECT
     try_cast(nullif(ctx_text, '') AS BIGINT) AS context_len,
     coalesce(pool_kind, swa_kind) AS pool,
     setup,
+    try_cast(nullif(page_size_text, '') AS BIGINT) AS page_size,
+    open_end,
     CASE
         WHEN kind = 'request_json' AND NOT json_ok THEN 'request log line is not valid JSON'
         WHEN kind = 'request_json'
@@ -338,5 +375,29 @@ SELECT
         WHEN line_kind = 'finish' AND coalesce(finish_reason, '') <> 'abort'
             AND (n_in = '' OR n_out = '')
             THEN 'Finish line without prompt_tokens/completion_tokens'
+        WHEN cut_field = 'run-in'
+            THEN 'two lines run together: another line''s [time] inside this one'
+        WHEN cut_field = 'server_args'
+            THEN 'server_args line cut: it does not end with its closing ) or }'
+        WHEN cut_field IS NOT NULL
+            THEN 'line cut mid-field: ' || cut_field || ' is not followed by its separator'
+        WHEN kind = 'pool' AND ctx_text = '' THEN 'max_total_num_tokens line without context_len'
+        -- figures SGLang never starts with: a pool of 0 (model_runner raises "Not enough
+        -- memory"), an admission limit min(context_len - 1, pool - 1) - 5 below 1 (tp_worker
+        -- asserts "Memory pool size is too small"), a token limit of 0
+        WHEN kind IN ('kv_alloc', 'swa_pool', 'pool', 'engine_preflight')
+            AND try_cast(tokens_text AS BIGINT) = 0
+            THEN 'impossible figure: a KV pool of 0 tokens (SGLang does not start with one)'
+        WHEN kind IN ('pool', 'engine_preflight') AND try_cast(ctx_text AS BIGINT) = 0
+            THEN 'impossible figure: a context length of 0 tokens'
+        WHEN kind = 'pool' AND least(
+            try_cast(ctx_text AS BIGINT) - 1, try_cast(tokens_text AS BIGINT) - 1) - 5 < 1
+            THEN 'impossible figures: the admission limit min(context_len - 1, '
+                || 'max_total_num_tokens - 1) - 5 = ' || (least(
+                    try_cast(ctx_text AS BIGINT) - 1, try_cast(tokens_text AS BIGINT) - 1) - 5)
+                || ' admits no prompt (SGLang does not start: Memory pool size is too small)'
+        WHEN kind IN ('input_length', 'truncated', 'kv_capacity', 'context_length')
+            AND try_cast(n_max AS BIGINT) = 0
+            THEN 'impossible figure: a token limit of 0'
     END AS reason
 FROM typed

@@ -3,7 +3,8 @@
 -- (direction min when the loaded record is exposed, max when it is not). The duplicate's
 -- outcome is judged as bands.sql judges a request: a model of the case, ts in the window,
 -- a success status (the default when it gave none), an account not excluded, a prompt
--- within the context window and above the prefill capacity in force for its node at its ts.
+-- within the context window and above the prefill capacity in force for its node and model
+-- at its ts.
 -- Rows name the loaded request_id and the duplicate's source and row.
 WITH conflicts AS (
     SELECT
@@ -18,6 +19,7 @@ first_match AS (
     JOIN case_capacity AS c
       ON c.role = 'prefill'
      AND (c.nodes = '*' OR q.prefill_node GLOB c.nodes_glob)
+     AND (c.models_glob IS NULL OR q.model GLOB c.models_glob)
      AND c.start_ts <= q.ts
      AND (c.end_ts IS NULL OR q.ts < c.end_ts)
     GROUP BY q.source, q.row

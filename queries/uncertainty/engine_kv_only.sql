@@ -11,7 +11,7 @@ WITH per_request AS (
         b.band = 'exposed' AS matched,
         x.account_id IS NOT NULL OR (r.request_id IS NOT NULL AND s.status IS NULL) AS explained
     FROM engine_kv_fault_requests AS f
-    LEFT JOIN requests AS r ON r.request_id = f.request_id
+    LEFT JOIN case_requests AS r ON r.request_id = f.request_id
     LEFT JOIN bands AS b ON b.request_id = f.request_id
     LEFT JOIN case_exclusions AS x ON x.account_id = r.account_id
     LEFT JOIN (SELECT DISTINCT status FROM case_success_status) AS s

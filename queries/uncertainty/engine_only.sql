@@ -14,7 +14,7 @@ hits AS (
         try_cast(r.extra ->> 'bootstrap_room' AS BIGINT) AS room,
         r.account_id,
         coalesce(r.status, $default_status) AS status
-    FROM requests AS r
+    FROM case_requests AS r
     WHERE try_cast(r.extra ->> 'bootstrap_room' AS BIGINT) IN (SELECT room FROM sig)
 ),
 per_room AS (

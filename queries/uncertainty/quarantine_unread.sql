@@ -10,6 +10,7 @@ SELECT
     CAST(NULL AS INTEGER) AS status,
     CAST(NULL AS VARCHAR) AS prefill_node
 FROM quarantine AS q
-WHERE NOT EXISTS (
+WHERE q.source NOT IN (SELECT path FROM case_unnamed_inputs)
+  AND NOT EXISTS (
     SELECT 1 FROM inputs AS i WHERE i.path = q.source AND i.format = 'sglang'
 )

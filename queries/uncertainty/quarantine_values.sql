@@ -6,6 +6,7 @@ SELECT
     v.status, v.prefill_node
 FROM quarantine AS q
 LEFT JOIN quarantine_values AS v ON v.source = q.source AND v.row = q.row
-WHERE NOT EXISTS (
+WHERE q.source NOT IN (SELECT path FROM case_unnamed_inputs)
+  AND NOT EXISTS (
     SELECT 1 FROM inputs AS i WHERE i.path = q.source AND i.format = 'sglang'
 )

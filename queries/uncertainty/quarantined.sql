@@ -9,9 +9,10 @@
 -- record that could not be parsed at all counts.
 WITH floor_cap AS (
     -- the smallest prompt over a capacity: the entry's reject_from, else tokens + 1
+    -- of the entries that hold for a model of the case
     SELECT min(coalesce(reject_from, tokens + 1)) AS over_from
     FROM case_capacity
-    WHERE role = 'prefill' AND start_ts < $hi AND (end_ts IS NULL OR end_ts > $lo)
+    WHERE role = 'prefill' AND for_case AND start_ts < $hi AND (end_ts IS NULL OR end_ts > $lo)
 )
 SELECT
     'quarantined' AS category,

@@ -4,8 +4,8 @@
 -- context window (over_from: the entry's reject_from, else capacity + 1), with a success
 -- status and an account not excluded (which p' does not change). An exposed request differs
 -- when p - tolerance < over_from or p + tolerance > the context window; another one when
--- [p - tolerance, p + tolerance] meets [over_from, context window]. uncertainty.py drops the requests whose own input length the
--- engine logs give (engine_decided.sql): that length decides.
+-- [p - tolerance, p + tolerance] meets [over_from, context window]. A request whose own input
+-- length the engine logs give (engine_prompt_tokens) is not uncertain: that length decides.
 SELECT
     'token_count' AS category,
     CASE WHEN band = 'exposed' THEN 'min' ELSE 'max' END AS direction,
@@ -15,6 +15,7 @@ SELECT
     CAST(NULL AS BIGINT) AS bootstrap_room
 FROM bands
 WHERE capacity IS NOT NULL
+  AND engine_prompt_tokens IS NULL
   AND (
       (
           band = 'exposed'
