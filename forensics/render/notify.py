@@ -334,8 +334,12 @@ def write_lists(
     jurisdiction = _load_jurisdictions(engine, case)
     address_columns = _address_columns(engine, case)
     engine.write_frame("notify_exclusions", _exclusions(case), "account_id")
-    quarantine = "values" if engine.table_exists("quarantine_values") else "none"
-    engine.materialize("notify_quarantine", f"notify/quarantine_{quarantine}")
+    engine.materialize(
+        "notify_quarantine",
+        "notify/quarantine_values"
+        if engine.table_exists("quarantine_values")
+        else "notify/quarantine_none",
+    )
     engine.materialize("notify_range", "notify/range")
     template = _template(case)
 
