@@ -1,5 +1,5 @@
-"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9, 14 and 24), and
-the report stage (issue 25).
+"""Benchmarks at scale: the toolkit against equal-work baselines (issues 9, 14 and 24), the
+report stage (issue 25) and the notify stage (issue 39).
 
     .venv/bin/python benchmarks/run.py --sizes 1e6,5e6,2e7 --formats parquet,jsonl \\
         --repeats 3,3,1 --out benchmarks/results/latest.json
@@ -20,6 +20,9 @@ For each size it writes a synthetic case per format with `forensics sample` (kep
 - report, on the analysed Parquet case: `forensics.pipeline.report` (what `forensics report`
   runs, in a fresh process, so building the Vega bundle is included), with the sizes of
   report.html, timeline.svg and timeline.png;
+- notify, on the analysed Parquet case: `forensics.pipeline.notify` (what `forensics notify`
+  runs) into the folder analyze wrote, against analyze's time in the same run, beside the
+  floor of its files (as many new files of the same bytes written bare);
 - run, at the sizes in --run-sizes: `forensics.pipeline.run` on the Parquet case (what
   `forensics run` runs), stage by stage, to give the report's share of it.
 After the repeats, the (request_id, band) rows, the exposed request_ids and the (exposed,
@@ -90,6 +93,10 @@ TARGETS = {
     "timeline_svg_mb": 2,
     # ... and its share of `forensics run` wherever run is measured (--run-sizes)
     "report_share_of_run": 0.25,
+    # issue 39, at every size: `forensics notify` no longer than `forensics analyze` (each as the
+    # command runs, the same run), and the notify stage of `forensics run` no longer than its
+    # analyze stage
+    "notify_vs_analyze": 1.0,
 }
 MB = 1024**2
 LARGE = 50_000_000  # from this size on: the Parquet case only
@@ -129,6 +136,41 @@ def step_toolkit_analyze(case: str, db: str, out: str) -> dict:
         "owner_requests": s["data_owners"]["requests"],
         "owner_accounts": s["data_owners"]["accounts"],
     }
+
+
+def step_toolkit_notify(case: str, db: str, out: str) -> dict:
+    """`forensics notify` (what `pipeline.notify` does) into the folder analyze wrote: its
+    time, and the notices, messages and bytes it wrote."""
+    from forensics import pipeline
+
+    t0 = time.perf_counter()
+    pipeline.notify(case, db, out)
+    seconds = time.perf_counter() - t0
+    notices = Path(out, "notify", "notices")
+    files = {
+        sub: list((notices / sub).iterdir()) for sub in ("md", "eml") if (notices / sub).is_dir()
+    }
+    return {
+        "seconds": seconds,
+        "notices": len(files.get("md", [])),
+        "messages": len(files.get("eml", [])),
+        "bytes": sum(p.stat().st_size for group in files.values() for p in group),
+    }
+
+
+def step_bare_files(folder: str, count: int, size: int) -> dict:
+    """The floor under notify's files: `count` new files of `size` bytes each written into a
+    fresh folder on the same file system (one open, write, close each), then removed."""
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    data = b"x" * size
+    t0 = time.perf_counter()
+    for i in range(count):
+        with open(os.path.join(folder, f"{i:09d}"), "wb") as f:
+            f.write(data)
+    seconds = time.perf_counter() - t0
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"seconds": seconds, "files": count}
 
 
 def step_toolkit_report(case: str, db: str, out: str) -> dict:
@@ -289,6 +331,8 @@ STEPS = {
     "toolkit_ingest": step_toolkit_ingest,
     "toolkit_analyze": step_toolkit_analyze,
     "toolkit_report": step_toolkit_report,
+    "toolkit_notify": step_toolkit_notify,
+    "bare_files": step_bare_files,
     "toolkit_run": step_toolkit_run,
     "bare_read": step_bare_read,
     "export": step_export,
@@ -556,6 +600,34 @@ def bench_report(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
     }
 
 
+def bench_notify(case: Path, db: Path, size: int, repeats: int, work: Path) -> dict:
+    """`forensics notify` on the analysed case, into the folder analyze wrote (each repeat
+    replaces the notices of the one before, as a re-run does), beside the floor of its files:
+    as many new files of the same bytes written bare (`step_bare_files`)."""
+    out, runs, bare = work / f"out-{size}", [], []
+    for i in range(repeats):
+        print(f"  notify {size:,} repeat {i + 1}", flush=True)
+        runs.append(
+            run_step("toolkit_notify", case=str(case / "incident.toml"), db=str(db), out=str(out))
+        )
+        files = runs[-1]["notices"] + runs[-1]["messages"]
+        bare.append(
+            run_step(
+                "bare_files",
+                folder=str(work / f"bare-files-{size}"),
+                count=files,
+                size=max(1, runs[-1]["bytes"] // max(1, files)),
+            )
+        )
+    return {
+        "toolkit": summarize(runs),
+        "bare_files": summarize(bare),
+        "notices": runs[-1]["notices"],
+        "messages": runs[-1]["messages"],
+        "bytes": runs[-1]["bytes"],
+    }
+
+
 def bench_run(case: Path, truth: dict, size: int, fmt: str, repeats: int, work: Path) -> dict:
     """`forensics run` on the sample case of (size, format): its total, its stages' wall and
     CPU times (medians; see stage_of), the slowest stage and the report's share of the run."""
@@ -648,6 +720,12 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     row["truth"] = {k: truth[k] for k in ("exposure_count", "affected_accounts", "bands")}
     row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args)
     row["report"] = bench_report(pq_case, pq_db, size, repeats, work)
+    row["notify"] = bench_notify(pq_case, pq_db, size, repeats, work)
+    # as the commands run (interpreter start, imports, the work): what `forensics notify` and
+    # `forensics analyze` take for a user; the work alone (`median_s`) is in the table too
+    row["notify"]["ratio_vs_analyze"] = (
+        row["notify"]["toolkit"]["median_wall_s"] / row["analyze"]["toolkit"]["median_wall_s"]
+    )
     _unlink_db(pq_db)
     shutil.rmtree(work / f"out-{size}", ignore_errors=True)
     if size in args.run_sizes:
@@ -655,7 +733,13 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     row["correctness"] = check(row, truth)
     loads = [
         x
-        for part in [*row["ingest"].values(), row["analyze"], row["report"], row.get("run", {})]
+        for part in [
+            *row["ingest"].values(),
+            row["analyze"],
+            row["report"],
+            row["notify"],
+            row.get("run", {}),
+        ]
         for contender in part.values()
         if isinstance(contender, dict) and "load_1m" in contender
         for x in contender["load_1m"]
@@ -884,6 +968,7 @@ def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
             **{f"ingest_{fmt}": ing["toolkit"]["peak_rss_mb"] for fmt, ing in r["ingest"].items()},
             "analyze": r["analyze"]["toolkit"]["peak_rss_mb"],
             "report": r["report"]["toolkit"]["peak_rss_mb"],
+            **({"notify": r["notify"]["toolkit"]["peak_rss_mb"]} if "notify" in r else {}),
         }
         out[f"peak_rss_under_2gb_at_{r['size']}"] = {
             "peak_rss_mb": max(rss.values()),
@@ -917,6 +1002,30 @@ def targets(rows: list[dict], scale: dict, many: dict | None) -> dict:
         and html_mb < TARGETS["report_html_mb"]
         and svg_mb < TARGETS["timeline_svg_mb"],
     }
+    notify = {str(r["size"]): r["notify"]["ratio_vs_analyze"] for r in rows if "notify" in r}
+    if notify:
+        out["notify_within_analyze"] = {
+            "worst_ratio": max(notify.values()),
+            "per_size": {k: round(v, 2) for k, v in notify.items()},
+            "peak_rss_mb": max(
+                r["notify"]["toolkit"]["peak_rss_mb"] for r in rows if "notify" in r
+            ),
+            "met": max(notify.values()) <= TARGETS["notify_vs_analyze"]
+            and max(r["notify"]["toolkit"]["peak_rss_mb"] for r in rows if "notify" in r)
+            < TARGETS["peak_rss_mb"],
+        }
+    stages = {
+        str(r["size"]): r["run"]["stages_s"].get("notify", 0.0)
+        / max(r["run"]["stages_s"].get("analyze", 0.0), 1e-9)
+        for r in rows
+        if "run" in r
+    }
+    if stages:
+        out["run_notify_stage_within_analyze_stage"] = {
+            "worst_ratio": max(stages.values()),
+            "per_size": {k: round(v, 2) for k, v in stages.items()},
+            "met": max(stages.values()) <= TARGETS["notify_vs_analyze"],
+        }
     shares = {str(r["size"]): round(r["run"]["report_share"], 3) for r in rows if "run" in r}
     if shares:
         out["report_under_a_quarter_of_run"] = {
@@ -1074,6 +1183,41 @@ def table(doc: dict) -> str:
             f"{run['report_share']:.0%}" if run else "-",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    notified = [r for r in doc["results"] if "notify" in r]
+    if notified:
+        lines += [
+            "",
+            "notify (forensics notify on the analysed Parquet case, into analyze's folder) "
+            "against analyze, each as the command runs (wall: interpreter start, imports, the "
+            "work) and its work alone, and the floor of its files: as many new files of the same "
+            "bytes written bare",
+            "",
+            "| requests | notices | messages | MB | notify wall s | analyze wall s | ratio "
+            "| notify s | analyze s | bare file writes s | notify CPU s | notify peak RSS MB |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in notified:
+            n = r["notify"]
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"{r['size']:,}",
+                        f"{n['notices']:,}",
+                        f"{n['messages']:,}",
+                        f"{n['bytes'] / MB:.0f}",
+                        f"{n['toolkit']['median_wall_s']:.2f}",
+                        f"{r['analyze']['toolkit']['median_wall_s']:.2f}",
+                        f"{n['ratio_vs_analyze']:.2f}x",
+                        f"{n['toolkit']['median_s']:.2f}",
+                        f"{r['analyze']['toolkit']['median_s']:.2f}",
+                        f"{n['bare_files']['median_s']:.2f}",
+                        f"{n['toolkit']['median_cpu_s']:.1f}",
+                        f"{n['toolkit']['peak_rss_mb']:.0f}",
+                    ]
+                )
+                + " |"
+            )
     # every `forensics run` measured: at --run-sizes (Parquet) and at --e2e-size per format
     runs = {(e["size"], e["format"]): e for r in doc["results"] if "run" in r for e in [r["run"]]}
     for e in doc.get("end_to_end") or []:

@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CaseError, command, decode_utf8, option
+from .formats import printable
 from .schema import ROLES, clean_id, spelled
 
 POLICIES = ("pool-walkback", "time-window")
+POSSIBLE = ("notice", "none")
+DISCOVERERS = ("external", "internal", "partner")
+DEADLINE_TO = ("individuals", "authority")
 
 
 @dataclass(frozen=True)
@@ -121,34 +125,60 @@ class Exclusion:
     file: Path | None = None
     places: tuple[str, ...] = ()
     comments: tuple[tuple[str, str], ...] = ()
+    notify: bool = False  # whether its accounts get notices (they are listed either way)
+
+
+AUDIENCES = ("customer", "regulator", "internal")
 
 
 @dataclass(frozen=True)
 class Event:
     """One `[[event]]` of the timeline; `awareness` marks the one at which the operator
-    became aware of the breach (GDPR Art. 33(1): the 72 hours run from it)."""
+    became aware of the breach (GDPR Art. 33(1): the 72 hours run from it). `audience`: who
+    reads it (`customer`: the notices, `regulator`: the regulator summary, `internal`: only
+    the report), one or more of `AUDIENCES`."""
 
     at: datetime
     label: str
     awareness: bool = False
+    audience: tuple[str, ...] = ("internal",)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """One `[notify.deadlines]` entry: notices for `jurisdiction` are due `within` of the
+    awareness event, to `to` (`individuals` or `authority`); `text` as written."""
+
+    jurisdiction: str
+    within: timedelta
+    text: str
+    to: str = "individuals"
 
 
 @dataclass(frozen=True)
 class NotifySettings:
     """`[notify]`: how the notices and the regulator summary are written (docs/notices.md).
 
-    `jurisdiction` names a column of the accounts file; the templates replace the bundled
-    ones; the texts are the responder's own Markdown, shown as written. None changes a
-    figure of the analysis.
+    `jurisdiction` names a column of the accounts file; `template` replaces the bundled
+    notice; the texts are the responder's own Markdown, shown as written; `sender`,
+    `reply_to` and `signature` make the notices e-mail messages. None changes a figure of the
+    analysis.
     """
 
     jurisdiction: str | None = None
-    recipient_template: Path | None = None
-    data_owner_template: Path | None = None
+    template: Path | None = None
     description: str | None = None
     consequences: str | None = None
     measures: str | None = None
     contact: str | None = None
+    sender: str | None = None
+    reply_to: str | None = None
+    signature: str | None = None
+    possible: str = "notice"  # notice | none: what an account of tier possible gets
+    address_columns: tuple[str, ...] | None = None  # None: the columns named like "email"
+    date: datetime | None = None  # the messages' Date (None: derived from the case)
+    discovery_method: tuple[tuple[str, tuple[str, ...]], ...] = ()  # VERIS, e.g. external
+    deadlines: tuple[Deadline, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,19 +291,29 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "start": (str, datetime),
         "end": (str, datetime),
     },
-    "exclude": {"reason": str, "accounts": list, "file": str},
+    "exclude": {"reason": str, "accounts": list, "file": str, "notify": bool},
     "baseline": {"min_prompt_tokens": int},
     "attribution": {"policy": str, "lookback": str},
     "accounts": {"path": str},
-    "event": {"at": (str, datetime), "label": str, "awareness": bool},
+    "event": {"at": (str, datetime), "label": str, "awareness": bool, "audience": (str, list)},
     "notify": {
         "jurisdiction": str,
-        "recipient_template": str,
-        "data_owner_template": str,
+        "template": str,
         "description": str,
         "consequences": str,
         "measures": str,
         "contact": str,
+        "sender": str,
+        "reply_to": str,
+        "signature": str,
+        "possible": str,
+        "address_columns": list,
+        "date": (str, datetime),
+        "discovery_method": dict,
+        "deadlines": dict,
+        # replaced by `template` (one notice per account): refused with that fix
+        "recipient_template": str,
+        "data_owner_template": str,
     },
     "uncertainty": {"clock_skew": str, "prompt_tokens_tolerance": int},
 }
@@ -665,7 +705,14 @@ class _Parser:
             places = dict(reversed(accounts))  # the first place of an account listed twice
             ids = tuple(dict.fromkeys(a for a, _ in accounts))
             out.append(
-                Exclusion(t["reason"], ids, file, tuple(places[a] for a in ids), tuple(comments))
+                Exclusion(
+                    t["reason"],
+                    ids,
+                    file,
+                    tuple(places[a] for a in ids),
+                    tuple(comments),
+                    t.get("notify", False),
+                )
             )
         return out
 
@@ -757,8 +804,23 @@ class _Parser:
                         fix="mark only the event at which the operator became aware of the breach",
                     )
                 aware = i
+            audience = t.get("audience", "internal")
+            audience = [audience] if isinstance(audience, str) else audience
+            if not audience or not all(a in AUDIENCES for a in audience):
+                raise self.fail(
+                    f"must be one of {', '.join(AUDIENCES)}, or a list of them",
+                    "event",
+                    i,
+                    "audience",
+                    fix='e.g. audience = "customer" or audience = ["customer", "regulator"]',
+                )
             out.append(
-                Event(self.time(t["at"], "event", i, "at"), t["label"], t.get("awareness", False))
+                Event(
+                    self.time(t["at"], "event", i, "at"),
+                    t["label"],
+                    t.get("awareness", False),
+                    tuple(dict.fromkeys(audience)),
+                )
             )
         return out
 
@@ -766,8 +828,19 @@ class _Parser:
         if t is None:
             return NotifySettings()
         t = self.check_keys(t, "notify")
+        for key in ("recipient_template", "data_owner_template"):
+            if key in t:
+                raise self.fail(
+                    "replaced by template: each account gets one notice, with a section per "
+                    "role (responses it received, its requests at risk)",
+                    "notify",
+                    None,
+                    key,
+                    fix="give one template = PATH (its variables are in docs/notices.md), or "
+                    "leave the key out for the bundled one",
+                )
         for key, value in t.items():
-            if not value.strip():
+            if isinstance(value, str) and not value.strip():
                 raise self.fail(
                     "must not be empty",
                     "notify",
@@ -775,19 +848,129 @@ class _Parser:
                     key,
                     fix="give the value, or leave the key out",
                 )
+        for key in ("sender", "reply_to"):
+            if key in t and mail_address(t[key]) is None:
+                raise self.fail(
+                    f"{printable(t[key], one_line=True)!r} is not an e-mail address",
+                    "notify",
+                    None,
+                    key,
+                    fix='give one address, e.g. "security@example.com" or '
+                    '"Security Team <security@example.com>"',
+                )
+        possible = t.get("possible", "notice")
+        if possible not in POSSIBLE:
+            raise self.fail(
+                f"must be one of {', '.join(POSSIBLE)}",
+                "notify",
+                None,
+                "possible",
+                fix='"notice": accounts the evidence leaves possible get a notice saying so; '
+                '"none": they are listed in recipients.csv only',
+            )
+        columns = t.get("address_columns")
+        if columns is not None and (
+            not columns or not all(isinstance(c, str) and c.strip() for c in columns)
+        ):
+            raise self.fail(
+                "must be a list of column names of the accounts file",
+                "notify",
+                None,
+                "address_columns",
+                fix='e.g. address_columns = ["contact_email"]',
+            )
 
         def path(key: str) -> Path | None:
             return self.resolve(t[key]) if key in t else None
 
         return NotifySettings(
             jurisdiction=t.get("jurisdiction"),
-            recipient_template=path("recipient_template"),
-            data_owner_template=path("data_owner_template"),
+            template=path("template"),
             description=t.get("description"),
             consequences=t.get("consequences"),
             measures=t.get("measures"),
             contact=t.get("contact"),
+            sender=t.get("sender"),
+            reply_to=t.get("reply_to"),
+            signature=t.get("signature"),
+            possible=possible,
+            address_columns=None if columns is None else tuple(columns),
+            date=self.time(t["date"], "notify", None, "date") if "date" in t else None,
+            discovery_method=self.discovery(t.get("discovery_method")),
+            deadlines=self.deadlines(t.get("deadlines")),
         )
+
+    def discovery(self, t: dict[str, Any] | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """`[notify] discovery_method`: who discovered the breach, as VERIS names it: a table
+        of `external`, `internal` and/or `partner`, each a list of varieties (the VERIS
+        writer checks the varieties against VERIS' own lists)."""
+        if t is None:
+            return ()
+        fix = 'e.g. discovery_method = { external = ["Security researcher"] }'
+        if not t or any(k not in DISCOVERERS for k in t):
+            raise self.fail(
+                f"keys must be {', '.join(DISCOVERERS)}",
+                "notify",
+                None,
+                "discovery_method",
+                fix=fix,
+            )
+        out = []
+        for by, varieties in t.items():
+            if not isinstance(varieties, list) or not varieties:
+                varieties = [varieties] if isinstance(varieties, str) else None
+            if not varieties or not all(isinstance(v, str) and v.strip() for v in varieties):
+                raise self.fail(
+                    f"{by}: must be a list of VERIS discovery varieties",
+                    "notify",
+                    None,
+                    "discovery_method",
+                    fix=fix,
+                )
+            out.append((by, tuple(dict.fromkeys(varieties))))
+        return tuple(out)
+
+    def deadlines(self, t: dict[str, Any] | None) -> tuple[Deadline, ...]:
+        """`[notify.deadlines]`: jurisdiction -> "30d" (notices to individuals due 30 days
+        after the awareness event), or { within = "72h", to = "authority" }."""
+        if t is None:
+            return ()
+        section = "notify.deadlines"
+        out = []
+        for name, value in t.items():
+            fix = (
+                f'e.g. {name} = "30d" (notices to individuals), or '
+                f'{name} = {{ within = "72h", to = "authority" }}'
+            )
+            spec = {"within": value} if isinstance(value, str) else value
+            if not isinstance(spec, dict) or set(spec) - {"within", "to"} or "within" not in spec:
+                raise self.fail(
+                    "must be a duration or a table (within, to)", section, None, name, fix=fix
+                )
+            to = spec.get("to", "individuals")
+            if to not in DEADLINE_TO:
+                raise self.fail(
+                    f"to must be one of {', '.join(DEADLINE_TO)}", section, None, name, fix=fix
+                )
+            within = spec["within"]
+            m = _DURATION.match(within) if isinstance(within, str) else None
+            if not m or m.group(2) not in ("h", "d") or not 0 < int(m.group(1)) <= 36500:
+                raise self.fail(
+                    f"unparsable duration {within!r}: give hours or days",
+                    section,
+                    None,
+                    name,
+                    fix=fix,
+                )
+            out.append(
+                Deadline(
+                    name.strip(),
+                    timedelta(**{_UNITS[m.group(2)]: int(m.group(1))}),
+                    within.strip(),
+                    to,
+                )
+            )
+        return tuple(out)
 
 
 def key_location(path: Path, section: str, key: str, index: int | None = None) -> str:
@@ -907,3 +1090,24 @@ def _toml(path: Path, text: str) -> dict[str, Any]:
         where = f"{path}:{line}" if line else str(path)
         msg = getattr(e, "msg", str(e))
         raise CaseError(f"not valid TOML: {msg}", where=where) from None
+
+
+# An e-mail address as the notices' messages use one (RFC 5322 dot-atom addr-spec, ASCII, a
+# domain of at least two labels), optionally after a display name: "Name <addr>".
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+ADDR_SPEC = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
+_NAMED = re.compile(r"^([^<>\"\\\x00-\x1f\x7f]*)<([^<>]*)>$")
+
+
+def mail_address(text: str) -> tuple[str, str] | None:
+    """(display name, address) of `addr` or `Name <addr>`, None when it is not one (a
+    control character, a quoted or non-ASCII local part, a one-label domain, ...)."""
+    text = text.strip()
+    name = ""
+    named = _NAMED.match(text)
+    if named is not None:
+        name, text = named.group(1).strip(), named.group(2).strip()
+    if len(text) > 254 or not ADDR_SPEC.fullmatch(text):
+        return None
+    return name, text

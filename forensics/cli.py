@@ -699,7 +699,8 @@ def notify(
     spark_master: SparkMasterOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write the notification lists, notices and regulator summary under OUT/notify/.
+    """Write the notification lists, one notice per account (Markdown, and an e-mail message
+    ready to send), the regulator summary and incident.json under OUT/notify/.
 
     Example:
 

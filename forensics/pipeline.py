@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -280,8 +281,12 @@ def publish(
     removed and not written again): the paths are those of `written`, in its order, as in
     `out`. `close` (e.g. closing the database staged in `work`) is
     called once the manifest is built, before anything moves."""
+    prefix = f"{work}{os.sep}"
     staged = {
-        f.relative_to(work).as_posix(): name
+        # thousands of notices: their paths as strings, not Path.relative_to each
+        (str(f)[len(prefix) :] if str(f).startswith(prefix) else str(f.relative_to(work))).replace(
+            os.sep, "/"
+        ): name
         for name, paths in written.items()
         for p in paths
         for f in integrity.files_under(p)

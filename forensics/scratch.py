@@ -142,11 +142,15 @@ def move_in(
             if rel != last and _delete(out, rel):
                 _fault("remove")
         _prune(out, paths)
+        made: set[str] = set()  # folders made (or found) in `out`: one mkdir per folder
         for rel in [*(u for u in sorted(units) if (work / u).is_dir()), *staged]:
             if rel == last:
                 continue
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            _move(work / rel, out / rel)
+            parent = os.path.dirname(rel)
+            if parent not in made:
+                (out / parent).mkdir(parents=True, exist_ok=True)
+                made.add(parent)
+            _move(os.path.join(work, rel), os.path.join(out, rel))  # strings: one per file
             _fault("move")
         if last is not None and (work / last).exists():
             _move(work / last, out / last)
@@ -164,15 +168,15 @@ def move_in(
 
 def _staged(work: Path, units: set[str]) -> list[str]:
     """The files under `work` (relative, POSIX), those of the `units` folders aside."""
-    return sorted(
-        p.relative_to(work).as_posix()
-        for p in work.rglob("*")
-        if not p.is_dir() and not _in_units(work, p, units)
-    )
-
-
-def _in_units(work: Path, path: Path, units: set[str]) -> bool:
-    return path.relative_to(work).parts[0] in units
+    found: list[str] = []
+    for folder, dirs, files in os.walk(work):
+        rel = os.path.relpath(folder, work).replace(os.sep, "/")
+        if rel == ".":
+            dirs[:] = [d for d in dirs if d not in units]
+            found.extend(f for f in files if f not in units)
+        else:
+            found.extend(f"{rel}/{f}" for f in files)
+    return sorted(found)
 
 
 def _write_journal(out: Path, body: dict[str, object]) -> Path:
@@ -214,8 +218,10 @@ def _undo(out: Path, journal: Path) -> None:
 
 def _safe(rel: str) -> bool:
     """A relative path inside the folder (a journal names nothing outside it)."""
-    path = Path(rel)
-    return bool(rel) and not path.is_absolute() and ".." not in path.parts
+    if not rel or os.path.isabs(rel):
+        return False
+    parts = rel.split("/") if os.sep == "/" else rel.replace("\\", "/").split("/")
+    return ".." not in parts
 
 
 def _delete(out: Path, rel: str) -> bool:
@@ -223,6 +229,13 @@ def _delete(out: Path, rel: str) -> bool:
     there was one."""
     if not _safe(rel):
         return False
+    try:  # a file (the usual case): one unlink, no stat, no Path
+        os.unlink(os.path.join(out, rel))
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # a folder (or a name unlink cannot remove): as below
+        pass
     path = out / rel
     if path.is_dir() and not path.is_symlink():
         aside = out / f"{PUBLISH}{os.getpid()}-{secrets.token_hex(4)}.aside"
@@ -238,10 +251,17 @@ def _delete(out: Path, rel: str) -> bool:
 
 def _prune(out: Path, paths: Iterable[str]) -> None:
     """Remove the folders of `paths` under `out` that are left empty (deepest first)."""
-    folders = {out / p for rel in paths if _safe(rel) for p in Path(rel).parents if p != Path(".")}
-    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+    folders: set[str] = set()
+    for rel in paths:
+        if not _safe(rel):
+            continue
+        parent = os.path.dirname(rel.rstrip("/"))
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for folder in sorted(folders, key=lambda f: f.count("/"), reverse=True):
         with contextlib.suppress(OSError):
-            folder.rmdir()  # only when empty
+            os.rmdir(out / folder)  # only when empty
 
 
 def _fault(point: str) -> None:
@@ -250,7 +270,7 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _move(entry: Path, dest: Path) -> None:
+def _move(entry: str | Path, dest: str | Path) -> None:
     """Rename `entry` to `dest` (replacing a file), copying across file systems."""
     try:
         os.replace(entry, dest)

@@ -242,6 +242,12 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
     report_files = {"report.html", "timeline.png", "timeline.svg", "manifest.json"}
     assert set(row["report"]["bytes"]) == report_files
     assert row["correctness"]["report_shows_truth"] is True
+    # the notify stage (issue 39): timed against analyze, with what it wrote and the floor of
+    # its files written bare
+    assert set(row["notify"]["toolkit"]) >= STEP_FIELDS
+    assert set(row["notify"]["bare_files"]) >= STEP_FIELDS
+    assert row["notify"]["notices"] > 0 and row["notify"]["messages"] == row["notify"]["notices"]
+    assert row["notify"]["ratio_vs_analyze"] > 0
     # forensics run at --run-sizes (Parquet) and at --e2e-size per format: every stage timed
     # (the library's steps: ingest, analyze, notify, report, chart export; "other" the rest),
     # the slowest named, the report's share of the run
@@ -265,10 +271,13 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
         "peak_rss_under_2gb_at_20000",
         "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
         "report_under_a_quarter_of_run",
+        "notify_within_analyze",
+        "run_notify_stage_within_analyze_stage",
         "many_files_within_2x_of_one_file_at_10_files",
     }
     assert all(isinstance(t["met"], bool) for t in doc["targets"].values())
     assert "| 20,000 |" in doc["table"] and "chart export" in doc["table"]
+    assert "bare file writes s" in doc["table"]
 
 
 def test_every_step_forensics_run_reports_is_timed_in_a_named_stage(tmp_path: Path) -> None:
@@ -349,6 +358,7 @@ def test_benchmark_without_baselines_times_the_toolkit_and_checks_it_against_tru
     assert set(doc["targets"]) == {
         "peak_rss_under_2gb_at_20000",
         "report_under_2gb_30s_5mb_html_2mb_svg_at_20000",
+        "notify_within_analyze",
         "many_files_within_2x_of_one_file_at_10_files",
     }
     assert "| 20,000 |" in doc["table"] and "figures = truth" in doc["table"]

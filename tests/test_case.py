@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.case import load_case
+from forensics.case import Deadline, load_case
 from forensics.errors import CaseError
 
 HEAD = """name = "t"
@@ -253,18 +253,104 @@ def test_a_case_file_saved_with_a_byte_order_mark_loads_as_without_it(tmp_path):
 EVENT = '\n[[event]]\nat = "{at}"\nlabel = "{label}"\n'
 
 
-def test_notify_section_reads_texts_as_written_and_templates_beside_the_case(tmp_path):
+def test_notify_section_reads_texts_as_written_and_the_template_beside_the_case(tmp_path):
     path = _write(
         tmp_path,
-        '\n[notify]\njurisdiction = "region"\nrecipient_template = "t/recipient.md.j2"\n'
+        '\n[notify]\njurisdiction = "region"\ntemplate = "t/notice.md.j2"\n'
         "measures = '''\n- Model made *private*.\n'''\n",
     )
     notify = load_case(path).notify
     assert notify.jurisdiction == "region"
-    assert notify.recipient_template == tmp_path.resolve() / "t" / "recipient.md.j2"
-    assert notify.data_owner_template is None
+    assert notify.template == tmp_path.resolve() / "t" / "notice.md.j2"
     assert notify.measures == "- Model made *private*.\n"  # TOML trims the first newline
     assert (notify.description, notify.consequences, notify.contact) == (None, None, None)
+
+
+def test_notify_message_keys_are_read(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[notify]\nsender = "Security <sec@provider.example>"\nreply_to = "dpo@provider.example"'
+        '\nsignature = "Jane\\nSecurity"\npossible = "none"\naddress_columns = ["email"]\n'
+        'date = "2026-10-01T09:00:00+02:00"\n'
+        'discovery_method = { external = ["Security researcher"] }\n'
+        '[notify.deadlines]\neu = { within = "72h", to = "authority" }\n"us-ca" = "30d"\n',
+    )
+    notify = load_case(path).notify
+    assert (notify.sender, notify.reply_to, notify.signature) == (
+        "Security <sec@provider.example>",
+        "dpo@provider.example",
+        "Jane\nSecurity",
+    )
+    assert (notify.possible, notify.address_columns) == ("none", ("email",))
+    assert notify.date == datetime(2026, 10, 1, 7, 0, tzinfo=UTC)
+    assert notify.discovery_method == (("external", ("Security researcher",)),)
+    assert notify.deadlines == (
+        Deadline("eu", timedelta(hours=72), "72h", "authority"),
+        Deadline("us-ca", timedelta(days=30), "30d", "individuals"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ('sender = "not an address"', "notify.sender: 'not an address' is not an e-mail address"),
+        ('reply_to = "a@b.example\\nBcc: c@d.example"', "notify.reply_to: 'a@b.example\\\\x0aBcc"),
+        ('possible = "maybe"', "notify.possible: must be one of notice, none"),
+        ("address_columns = []", "notify.address_columns: must be a list of column names"),
+        ('recipient_template = "r.md.j2"', "notify.recipient_template: replaced by template"),
+        ('discovery_method = { outside = ["x"] }', "notify.discovery_method: keys must be"),
+    ],
+)
+def test_a_bad_notify_message_key_is_refused_naming_it(tmp_path, body, what):
+    path = _write(tmp_path, f"\n[notify]\n{body}\n")
+    assert _refusal(path).startswith(f"{path.resolve()}:10: {what}")
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [
+        ('"30 days"', "unparsable duration '30 days': give hours or days"),
+        ('"90m"', "unparsable duration '90m': give hours or days"),
+        ('{ within = "3d", to = "press" }', "to must be one of individuals, authority"),
+        ("30", "must be a duration or a table (within, to)"),
+    ],
+)
+def test_a_bad_deadline_is_refused_naming_its_jurisdiction_and_line(tmp_path, value, what):
+    path = _write(tmp_path, f"\n[notify.deadlines]\neu = {value}\n")
+    assert _refusal(path).startswith(f"{path.resolve()}:10: notify.deadlines.eu: {what}")
+
+
+def test_an_exclusion_is_not_notified_unless_it_says_so(tmp_path):
+    path = _write(
+        tmp_path,
+        '\n[[exclude]]\nreason = "qa"\naccounts = ["a"]\n'
+        '\n[[exclude]]\nreason = "researcher"\naccounts = ["b"]\nnotify = true\n',
+    )
+    assert [e.notify for e in load_case(path).exclusions] == [False, True]
+
+
+def test_an_event_is_internal_unless_it_names_its_audience(tmp_path):
+    path = _write(
+        tmp_path,
+        EVENT.format(at="2026-09-08T00:00:00Z", label="a")
+        + EVENT.format(at="2026-09-09T00:00:00Z", label="b")
+        + 'audience = "customer"\n'
+        + EVENT.format(at="2026-09-10T00:00:00Z", label="c")
+        + 'audience = ["customer", "regulator", "customer"]\n',
+    )
+    assert [e.audience for e in load_case(path).events] == [
+        ("internal",),
+        ("customer",),
+        ("customer", "regulator"),
+    ]
+
+
+def test_an_unknown_audience_is_refused_naming_its_line(tmp_path):
+    event = EVENT.format(at="2026-09-08T00:00:00Z", label="a")
+    path = _write(tmp_path, event + 'audience = "press"\n')
+    assert _refusal(path).startswith(
+        f"{path.resolve()}:12: event[1].audience: must be one of customer, regulator, internal"
+    )
 
 
 def test_a_case_without_notify_has_no_settings_and_no_awareness(tmp_path):
@@ -277,7 +363,7 @@ def test_unknown_notify_key_is_refused_naming_the_allowed_ones(tmp_path):
     path = _write(tmp_path, '\n[notify]\njuristiction = "region"\n')
     line = _refusal(path)
     assert line.startswith(f"{path.resolve()}:10: notify.juristiction: unknown key")
-    assert "jurisdiction, recipient_template, data_owner_template" in line
+    assert "jurisdiction, template, description" in line
 
 
 def test_an_empty_notify_text_is_refused(tmp_path):

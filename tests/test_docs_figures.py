@@ -15,13 +15,18 @@ groups thousands, or `M`: millions with two decimals, `2.04M`):
 - `sql:NAME`: the value of the query `SQL[NAME]` on the demo's case.duckdb;
 - `jurisdictions`: the jurisdictions with a recipient, as a list in words (`a, b and c`).
 
-The excerpts of a notice (README.md, docs/notices.md) are checked line by line against the
-notice file the demo wrote (`EXCERPTS`): a line cut with `...` against its start.
+The excerpts of a notice (README.md, docs/notices.md) show its e-mail message as a customer
+receives it: its headers (`From:`, `To:`, ...) and its plain-text part, decoded. They are
+checked line by line against the message the demo wrote, parsed back by the standard
+library's `email` package (`EXCERPTS`): a line cut with `...` against its start.
 """
 
 from __future__ import annotations
 
 import csv
+import email
+import email.message
+import email.policy
 import json
 import re
 from pathlib import Path
@@ -78,7 +83,7 @@ QUOTES: list[tuple[str, str]] = [
     ),
     (
         "docs/evidence.md",
-        "on the bundled case `in scope: <<coverage/in_scope>> of <<coverage/loaded>> loaded "
+        "on the bundled case `in scope: <<coverage/in_scope|,>> of <<coverage/loaded|,>> loaded "
         "requests`",
     ),
     (
@@ -128,11 +133,12 @@ QUOTES: list[tuple[str, str]] = [
         "the size chart)",
     ),
 ]
-NOTICE = "notify/notices/recipients/acct-091ec8b343-c84ee19064f1cee6.md"
-# (page, the text just before the excerpt's ```markdown block, the notice file it quotes)
+MESSAGE = "notify/notices/eml/acct-091ec8b343-c84ee19064f1cee6.eml"
+HEADERS = ("From", "Reply-To", "To", "Subject", "Date")
+# (page, the text just before the excerpt's ```text block, the message it quotes)
 EXCERPTS = [
-    ("README.md", "A notice of the bundled case", NOTICE),
-    ("docs/notices.md", "## An excerpt (bundled case)", NOTICE),
+    ("README.md", "A notice of the bundled case", MESSAGE),
+    ("docs/notices.md", "## A message as a customer receives it (bundled case)", MESSAGE),
 ]
 
 
@@ -196,18 +202,30 @@ def test_a_figure_the_docs_quote_is_what_the_demo_gives(bundled_demo, summary, p
     assert expected in text, f"{page} should read: {expected}"
 
 
-@pytest.mark.parametrize("page, before, notice", EXCERPTS)
-def test_a_notice_excerpt_in_the_docs_is_what_the_demo_writes(bundled_demo, page, before, notice):
+def _received(path: Path) -> list[str]:
+    """The lines a customer reads of a message: its headers, then its plain-text part."""
+    message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+    assert isinstance(message, email.message.EmailMessage)
+    body = message.get_body(("plain",))
+    assert body is not None
+    headers = [f"{h}: {message[h]}" for h in HEADERS if message[h] is not None]
+    return headers + str(body.get_content()).replace("\r\n", "\n").splitlines()
+
+
+@pytest.mark.parametrize("page, before, message", EXCERPTS)
+def test_a_notice_excerpt_in_the_docs_is_the_message_the_demo_writes(
+    bundled_demo, page, before, message
+):
     text = (REPO / page).read_text(encoding="utf-8")
-    block = text[text.index(before) :].split("```markdown\n", 1)[1].split("```", 1)[0]
-    written = (bundled_demo / notice).read_text(encoding="utf-8").splitlines()
+    block = text[text.index(before) :].split("```text\n", 1)[1].split("```", 1)[0]
+    written = _received(bundled_demo / message)
     for line in block.splitlines():
         if line.strip() in ("", "..."):
             continue
         shown = line.removesuffix("...").rstrip().removesuffix(",")
         if shown.endswith("..."):
             shown = shown.removesuffix("...").rstrip()
-        assert any(w.startswith(shown) for w in written), f"{page}: {line!r} not in {notice}"
+        assert any(w.startswith(shown) for w in written), f"{page}: {line!r} not in {message}"
 
 
 def test_the_placeholders_read_summary_json_and_the_outputs(bundled_demo, summary):

@@ -1078,10 +1078,11 @@ def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(t
         "summary.json",
     ]
     (warning,) = [w for w in result.warnings if "removed" in w]
-    # notify/ of v1: recipients, data_owners, excluded, README.md, regulator_summary.md,
-    # notices/index.csv and the notices of its 2 recipients (no decode node: no data owner)
+    # notify/ of v1: recipients, data_owners, excluded, no_contact, README.md,
+    # regulator_summary.md, incident.json, notices/index.csv and the notices of its 2
+    # recipients (no decode node: no data owner)
     assert warning == (
-        f"removed notify/ (8 files), report.html, timeline.png, timeline.svg from {out}: they "
+        f"removed notify/ (10 files), report.html, timeline.png, timeline.svg from {out}: they "
         f"showed an earlier analysis; run {command('notify')} and {command('report')} again"
     )
 

@@ -18,24 +18,32 @@ from forensics.case import load_case
 from forensics.cli import app
 
 
-def _notice(kind: str, account: str) -> str:
+def _notice(account: str) -> str:
     # docs/notices.md: the account id, '-', 16 hex digits of its sha256, '.md'
-    return f"notify/notices/{kind}/{account}-{hashlib.sha256(account.encode()).hexdigest()[:16]}.md"
+    return f"notify/notices/md/{account}-{hashlib.sha256(account.encode()).hexdigest()[:16]}.md"
 
 
-# case_small (its README): notices for 4 recipients and 6 data owners
+# case_small (its README): one notice per notified account (no sender: no messages)
 NOTIFY_FILES = sorted(
     [
         "notify/README.md",
         "notify/data_owners.csv",
         "notify/excluded.csv",
+        "notify/incident.json",
+        "notify/no_contact.csv",
         "notify/notices/index.csv",
         "notify/recipients.csv",
         "notify/regulator_summary.md",
-        *(_notice("recipients", a) for a in ("acct-alice", "acct-bob", "acct-carol", "acct-erin")),
         *(
-            _notice("data_owners", a)
-            for a in ("acct-alice", "acct-bob", "acct-carol", "acct-dave", "acct-frank", "acct-qa")
+            _notice(a)
+            for a in (
+                "acct-alice",
+                "acct-bob",
+                "acct-carol",
+                "acct-dave",
+                "acct-erin",
+                "acct-frank",
+            )
         ),
     ]
 )

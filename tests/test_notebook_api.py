@@ -46,7 +46,7 @@ def test_headline_is_the_lines_forensics_run_prints(small):
     lines = small.headline().splitlines()
     assert "exposed responses: 8 (range 8-9)" in lines  # README of case_small: r10
     assert "affected accounts: 4" in lines
-    assert "excluded (by reason): internal-test 1, security-researcher 2" in lines
+    assert "excluded (requests, by reason): internal-test 1, security-researcher 2" in lines
 
 
 def test_bands_without_a_band_counts_every_band(small):

@@ -24,7 +24,7 @@ CELL_TIMEOUT = 300
 BUNDLED_HEADLINE = (
     "exposed responses: 155 (range 155-158)",  # the 3 unparsable gateway lines: max side
     "affected accounts: 11",
-    "excluded (by reason): internal-test 60, security-researcher 50",
+    "excluded (requests, by reason): internal-test 60, security-researcher 50",
     "verdict: consistent_with_normal_usage",
 )
 

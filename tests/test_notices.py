@@ -1,22 +1,30 @@
-"""From lists to notices: delivered content, jurisdictions, one notice per account, safe file
-names and Markdown, the regulator summary, the column dictionary (docs/notices.md).
+"""From lists to notices a notification team sends as they are (issue 39, docs/notices.md):
+one notice per account with a section per role, who is notified, which events each reader
+gets, e-mail messages parsed back, what the evidence shows (delivery not recorded, tiers,
+not attributable), the regulator summary with its deadlines and incident.json, safe file
+names and text, the column dictionary, and the bundled case.
 
-Figures are derived by hand from tests/fixtures/case_small (README.md there, "Notices").
+Figures are derived by hand in tests/fixtures/case_small/README.md ("Notices") and
+tests/fixtures/evidence/README.md ("Tiers"), or in the test's docstring.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import email
 import hashlib
 import json
 import re
 import shutil
+from email import policy
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 from case_small_db import CASE_DIR, case_small, engine_with_requests
 from conftest import messages
+from evidence_case import analyzed, case_copy
 from markdown_it import MarkdownIt
 from partial_case import PARTIAL_DIR
 
@@ -27,7 +35,9 @@ from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError, InputError
 from forensics.formats import printable
 from forensics.render import notify
-from forensics.render.notices import md, notice_file_name
+from forensics.render.headline import headline
+from forensics.render.messages import Composer, html_document
+from forensics.render.notices import md, notice_file_name, to_html, to_text
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLED = REPO / "sample_logs" / "glm53" / "incident.toml"
@@ -35,6 +45,45 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*-[0-9a-f]{16}\.md$")
 WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {
     f"{d}{i}" for d in ("com", "lpt") for i in "123456789"
 }
+RECIPIENT = "Responses your account received"
+POSSIBLE = "Responses your account may have received"
+OWNER = "Your requests whose data was at risk"
+# case_small: the accounts notified (README "Notices"): recipients alice, bob, carol, erin;
+# dave possible (r10, unknown_capacity); data owners alice, bob, carol, dave, frank and qa,
+# whose [[exclude]] entry does not say notify = true
+INDEX = [
+    ("acct-alice", "recipient;data_owner", "proven"),
+    ("acct-bob", "recipient;data_owner", "proven"),
+    ("acct-carol", "recipient;data_owner", "proven"),
+    ("acct-dave", "possible_recipient;data_owner", "possible"),
+    ("acct-erin", "recipient", "proven"),
+    ("acct-frank", "data_owner", ""),
+]
+# Words no customer or regulator text may hold: commands, options, case-file keys, the logs'
+# fields and the toolkit's own names for them
+TOOL_WORDS = (
+    "forensics ",
+    "[notify]",
+    "[[",
+    "awareness = true",
+    "summary.json",
+    "decode_node",
+    "prefill_node",
+    "completion_tokens",
+    "prompt_tokens",
+    "request_id",
+    "account_id",
+    "ts_end",
+    "mapping",
+    "unknown_capacity",
+    "status_unknown",
+    "clock_skew",
+    "token_count",
+    "engine_only",
+    "pool-walkback",
+    "verdict",
+    "band ",
+)
 
 # case_small's accounts with a region column; acct-erin, acct-qa2 and acct-res are not in it,
 # acct-dave has no value, acct-zed is a customer no list names
@@ -55,6 +104,12 @@ TEXTS = (
     "consequences = '''\nOthers' prompts could be read.\n'''\n"
     'measures = "- Pool enlarged.\\n- Patch rejects oversized prompts."\n'
     'contact = "DPO, dpo@provider.example"\n'
+)
+SENDER = (
+    "\n[notify]\n"
+    'sender = "Security Team <security@provider.example>"\n'
+    'reply_to = "dpo@provider.example"\n'
+    'signature = "Jane Doe\\nSecurity Team"\n'
 )
 
 
@@ -85,13 +140,13 @@ def _analyzed(engine, case=None):
     return summary
 
 
-def _notified(case_path: Path, out: Path) -> dict:
+def _notified(case_path: Path, out: Path, **options) -> dict:
     """Ingest, analyze and notify a case file in memory (what `run` does, without the
     report); the summary dict (summary.json's content)."""
     case = load_case(case_path)
     with DuckDBEngine() as eng:
         pipeline.ingest_sources(eng, case)
-        summary, _ = pipeline.analyze_case(eng, case)
+        summary, _ = pipeline.analyze_case(eng, case, **options)
         notify.write_lists(eng, case, out, summary)
     return summary
 
@@ -101,15 +156,34 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _notice(out: Path, kind: str, account: str) -> str:
-    """The notice of `account` (kind recipient or data_owner), found through index.csv."""
-    rows = [
-        r
-        for r in _csv(out / "notify" / "notices" / "index.csv")
-        if (r["kind"], r["account_id"]) == (kind, account)
-    ]
+def _index(out: Path) -> list[dict[str, str]]:
+    return _csv(out / "notify" / "notices" / "index.csv")
+
+
+def _row(out: Path, account: str) -> dict[str, str]:
+    rows = [r for r in _index(out) if r["account_id"] == account]
     assert len(rows) == 1
-    return (out / "notify" / "notices" / rows[0]["file"]).read_text(encoding="utf-8")
+    return rows[0]
+
+
+def _notice(out: Path, account: str) -> str:
+    """The notice (Markdown) of `account`, found through index.csv."""
+    return (out / "notify" / "notices" / _row(out, account)["file"]).read_text(encoding="utf-8")
+
+
+def _message(out: Path, account: str) -> EmailMessage:
+    """The e-mail message of `account`, parsed back by the standard library."""
+    path = out / "notify" / "notices" / _row(out, account)["eml"]
+    message = email.message_from_bytes(path.read_bytes(), policy=policy.default)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+def _parts(message: EmailMessage) -> tuple[str, ...]:
+    """(text/plain, text/html) of a message, as a mail client reads them (line ends LF)."""
+    text, html = message.get_body(("plain",)), message.get_body(("html",))
+    assert text is not None and html is not None
+    return tuple(str(p.get_content()).replace("\r\n", "\n") for p in (text, html))
 
 
 def _section(text: str, title: str) -> str:
@@ -139,116 +213,644 @@ def _rendered(markdown: str) -> tuple[str, set[str]]:
     return "".join(texts), kinds
 
 
-# --- 1. delivered content ---------------------------------------------------------------------
+def _words_of_the_tool(text: str) -> list[str]:
+    options = re.findall(r"(?<![-|])--[a-z][a-z-]*", text)  # `--out`, never `| --- |`
+    return [w for w in TOOL_WORDS if w in text] + options
 
 
-def test_exposed_by_delivery_splits_the_exposure_count(engine):
-    # exposed and their completion_tokens: r02 9, r03 20, r04 0, r13 50, r16 0, r17 50, r19 50,
-    # r21 10 -> delivered 6 (> 0), empty 2 (r04, r16), unknown 0; 6 + 2 + 0 = 8 exposed
-    summary = _analyzed(engine)
-    assert summary["exposed_by_delivery"] == {"delivered": 6, "empty": 2, "unknown": 0}
-    assert summary["exposure_count"] == 8
+# --- 1. one notice per account, a section per role ----------------------------------------
 
 
-def test_a_missing_completion_count_is_unknown_never_empty(engine, tmp_path):
-    engine.execute("UPDATE requests SET completion_tokens = NULL WHERE request_id = 'r17'")
-    summary = _analyzed(engine)
-    assert summary["exposed_by_delivery"] == {"delivered": 5, "empty": 2, "unknown": 1}
-    notify.write_lists(engine, case_small(), tmp_path, summary)
-    bob = {r["account_id"]: r for r in _csv(tmp_path / "notify" / "recipients.csv")}["acct-bob"]
-    # r03 20, r04 0, r17 unknown: no partial sum (it would understate), 1 empty, 1 unknown
-    assert (bob["completion_tokens"], bob["empty_responses"], bob["unknown_responses"]) == (
-        "",
-        "1",
-        "1",
+def test_one_notice_per_notified_account_with_its_roles_in_the_index(engine, tmp_path):
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    index = _index(tmp_path)
+
+    def name(account: str) -> str:  # docs/notices.md: stem, then 16 hex digits of its sha256
+        return f"{account}-{hashlib.sha256(account.encode()).hexdigest()[:16]}.md"
+
+    assert [(r["account_id"], r["roles"], r["tier"]) for r in index] == INDEX
+    assert [r["file"] for r in index] == [f"md/{name(a)}" for a, _, _ in INDEX]
+    folder = tmp_path / "notify" / "notices"
+    for row in index:
+        assert hashlib.sha256((folder / row["file"]).read_bytes()).hexdigest() == row["sha256"]
+    assert sorted(p.name for p in (folder / "md").iterdir()) == [name(a) for a, _, _ in INDEX]
+
+
+def test_a_notice_has_a_section_per_role_of_its_account(engine, tmp_path):
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+
+    def titles(account: str) -> list[str]:
+        return re.findall(r"^## (.*)$", _notice(tmp_path, account), re.M)
+
+    assert titles("acct-alice") == [
+        "What happened",
+        RECIPIENT,
+        OWNER,
+        "What we have done",
+        "Contact",
+    ]
+    assert titles("acct-dave") == ["What happened", POSSIBLE, OWNER, "What we have done", "Contact"]
+    assert titles("acct-erin") == ["What happened", RECIPIENT, "What we have done", "Contact"]
+    assert titles("acct-frank") == ["What happened", OWNER, "What we have done", "Contact"]
+
+
+def test_a_recipient_section_lists_each_exposed_response_with_its_content(engine, tmp_path):
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    notice = _notice(tmp_path, "acct-bob")
+    assert notice.startswith(
+        "# Notice of a security incident affecting your account\n\n"
+        f"- Reference: {_row(tmp_path, 'acct-bob')['reference']}\n"
+        "- Account: acct-bob\n"
     )
-    notice = _notice(tmp_path, "recipient", "acct-bob")
-    assert "- r17: received 2026-09-01T13:00:00Z, prompt of 850 tokens (prefill pool 800 " in notice
-    assert "tokens); the logs do not say whether content was delivered.\n" in notice
-    assert "For 1 of these responses the logs give no count of generated tokens" in notice
+    # bob's exposed responses (README "Bands"): r03 08:20 500 > pool 400, 20 tokens; r04 08:30
+    # 1000 > 400, 0 tokens; r17 13:00 850 > 800, 50 tokens: 70 in all, one empty
+    assert _section(notice, RECIPIENT) == (
+        "\n3 responses to requests of your account were answered in this condition, the "
+        "first received at 2026-09-01T08:20:00Z and the last at 2026-09-01T13:00:00Z:\n\n"
+        "- r03: received 2026-09-01T08:20:00Z, prompt of 500 tokens (prefill pool 400 tokens); "
+        "20 tokens generated and delivered.\n"
+        "- r04: received 2026-09-01T08:30:00Z, prompt of 1,000 tokens (prefill pool 400 "
+        "tokens); nothing generated.\n"
+        "- r17: received 2026-09-01T13:00:00Z, prompt of 850 tokens (prefill pool 800 tokens); "
+        "50 tokens generated and delivered.\n\n"
+        "In all, 70 tokens were generated and delivered in these responses; 1 of them "
+        "generated nothing.\n\n"
+        "Please treat these responses as possibly holding another customer's data: do not use "
+        "or pass them on, and delete any copies you stored.\n"
+    )
 
 
-def test_an_unmapped_completion_tokens_makes_every_exposed_response_unknown(tmp_path):
-    case = _case_copy(tmp_path / "case")
-    (case.parent / "no_completion.mapping.toml").write_text(
-        'format = "csv"\n[fields]\nrequest_id = "request_id"\nts = "ts"\n'
-        'account_id = "account_id"\nmodel = "model"\nprompt_tokens = "prompt_tokens"\n'
-        'status = "status"\nprefill_node = "prefill_node"\ndecode_node = "decode_node"\n'
-        'ts_end = "ts_end"\n',
-        encoding="utf-8",
+def test_a_data_owner_section_lists_its_requests_at_risk(engine, tmp_path):
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    # alice owns r01 (read back by r03), r02 (by r03), r16 (by r17): README "Data owners"
+    assert _section(_notice(tmp_path, "acct-alice"), OWNER) == (
+        "\n3 requests of your account, finished between 2026-09-01T08:01:00Z and "
+        "2026-09-01T12:00:30Z, were held in a server's cache that 2 affected response(s) to "
+        "other customers could have read:\n\n"
+        "- r01: received 2026-09-01T08:00:00Z, finished 2026-09-01T08:01:00Z; could have been "
+        "read by 1 affected response(s).\n"
+        "- r02: received 2026-09-01T08:10:00Z, finished 2026-09-01T08:12:00Z; could have been "
+        "read by 1 affected response(s).\n"
+        "- r16: received 2026-09-01T11:59:59Z, finished 2026-09-01T12:00:30Z; could have been "
+        "read by 1 affected response(s).\n\n"
+        "Whether data of a given request was in fact read cannot be told from the logs: these "
+        "are the requests whose data could have been.\n"
     )
-    text = case.read_text().replace(
-        'profile = "canonical"', 'mapping = "no_completion.mapping.toml"'
+
+
+def test_a_recipient_missing_from_the_accounts_file_still_has_its_notice(engine, tmp_path):
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    notice = _notice(tmp_path, "acct-erin")
+    assert "- Account: acct-erin\n" in notice
+    assert _listed_ids(_section(notice, RECIPIENT)) == ["r13", "r21"]
+
+
+# --- 2. who is notified --------------------------------------------------------------------
+
+
+def test_an_excluded_account_gets_no_notice_unless_its_entry_says_so(tmp_path):
+    """acct-qa (internal-test) owns r08, read back by r16 (README "Data owners"): a data
+    owner, listed in data_owners.csv either way; noticed only with notify = true."""
+    plain = _case_copy(tmp_path / "plain")
+    _notified(plain, tmp_path / "a")
+    assert "acct-qa" not in {r["account_id"] for r in _index(tmp_path / "a")}
+    assert "acct-qa" in {r["account_id"] for r in _csv(tmp_path / "a/notify/data_owners.csv")}
+
+    marked = _case_copy(tmp_path / "marked")
+    text = marked.read_text().replace(
+        'accounts = ["acct-qa", "acct-qa2"]', 'accounts = ["acct-qa", "acct-qa2"]\nnotify = true'
     )
-    case.write_text(text)
-    out = tmp_path / "out"
-    summary = _notified(case, out)
-    assert summary["exposure_count"] == 8  # the exposure count does not change
-    assert summary["exposed_by_delivery"] == {"delivered": 0, "empty": 0, "unknown": 8}
-    rows = _csv(out / "notify" / "recipients.csv")
-    assert [
-        (r["completion_tokens"], r["empty_responses"], r["unknown_responses"]) for r in rows
-    ] == [
-        ("", "0", "2"),
-        ("", "0", "3"),
-        ("", "0", "1"),
-        ("", "0", "2"),
+    marked.write_text(text)
+    _notified(marked, tmp_path / "b")
+    assert _row(tmp_path / "b", "acct-qa")["roles"] == "data_owner"
+    assert _listed_ids(_section(_notice(tmp_path / "b", "acct-qa"), OWNER)) == ["r08"]
+    assert [(r["account_id"], r["notified"]) for r in _csv(tmp_path / "b/notify/excluded.csv")] == [
+        ("acct-qa", "true"),
+        ("acct-qa2", "true"),
+        ("acct-res", "false"),
     ]
 
 
-# --- 2. jurisdictions -------------------------------------------------------------------------
+def test_without_exclusions_excluded_accounts_are_listed_but_not_notified(tmp_path):
+    """--no-exclusions (README "Bands"): qa (r07) and res (r09, r20) have exposed responses
+    and are recipients in recipients.csv; their entries do not say notify = true."""
+    case = _case_copy(tmp_path / "case")
+    _notified(case, tmp_path / "out", exclusions=False)
+    listed = {r["account_id"]: r["tier"] for r in _csv(tmp_path / "out/notify/recipients.csv")}
+    assert listed["acct-qa"] == listed["acct-res"] == "proven"
+    assert {"acct-qa", "acct-res"}.isdisjoint(r["account_id"] for r in _index(tmp_path / "out"))
 
 
-def _region_case(tmp_path: Path) -> object:
+# --- 3. which events each reader gets ----------------------------------------------------------
+
+
+AUDIENCES = (
+    '\n[[event]]\nat = "2026-09-01T06:00:00Z"\nlabel = "Prototype disabled"\n'
+    '\n[[event]]\nat = "2026-09-01T07:00:00Z"\nlabel = "Model made private"\n'
+    'audience = "customer"\n'
+    '\n[[event]]\nat = "2026-09-01T08:00:00Z"\nlabel = "Researcher report verified"\n'
+    'audience = "regulator"\n'
+    '\n[[event]]\nat = "2026-09-05T00:00:00Z"\nlabel = "Patch released"\n'
+    'audience = ["customer", "regulator"]\n'
+)
+
+
+def test_each_document_shows_only_its_audiences_events(tmp_path):
+    """case_small's own event (the awareness, 14:25Z) is internal; of the four added, the
+    notices show the customer ones, the summary the regulator ones (the 72-hour mark is
+    2026-09-04T14:25Z: "Patch released" comes after it)."""
+    case = _case_copy(tmp_path / "case", AUDIENCES)
+    _notified(case, tmp_path / "out")
+    assert _section(_notice(tmp_path / "out", "acct-frank"), "Timeline") == (
+        "\n- 2026-09-01T07:00:00Z: Model made private\n- 2026-09-05T00:00:00Z: Patch released\n"
+    )
+    summary = (tmp_path / "out/notify/regulator_summary.md").read_text()
+    assert _section(summary, "7. Timeline up to the 72-hour mark") == (
+        "\n- 2026-09-01T08:00:00Z: Researcher report verified\n"
+    )
+    assert _section(summary, "8. Information after the 72-hour mark (Art. 33(4))") == (
+        "\n- 2026-09-05T00:00:00Z: Patch released\n"
+    )
+    assert "Prototype disabled" not in summary + _notice(tmp_path / "out", "acct-frank")
+
+
+def test_an_empty_timeline_has_no_heading(engine, tmp_path):
+    # case_small's one event has no audience: internal, read in the report only
+    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    for row in _index(tmp_path):
+        assert "## Timeline" not in _notice(tmp_path, row["account_id"])
+
+
+# --- 4. messages ready to send -----------------------------------------------------------------
+
+
+def test_each_notice_with_an_address_is_a_message_parsed_back(tmp_path):
+    """case_small with a sender: every notified account in accounts.csv has its email as To;
+    Date is the case's last time (window end 2026-09-02T00:00Z, after its one event)."""
+    _notified(_case_copy(tmp_path / "case", SENDER), tmp_path / "out")
+    out = tmp_path / "out"
+    emails = {r["account_id"]: r["email"] for r in _csv(CASE_DIR / "accounts.csv")}
+    sent = [r for r in _index(out) if r["eml"]]
+    assert [r["account_id"] for r in sent] == [
+        "acct-alice",
+        "acct-bob",
+        "acct-carol",
+        "acct-dave",
+        "acct-frank",
+    ]
+    for row in sent:
+        message = _message(out, row["account_id"])
+        assert message["From"] == "Security Team <security@provider.example>"
+        assert message["Reply-To"] == "dpo@provider.example"
+        assert message["To"] == emails[row["account_id"]]
+        assert message["Subject"] == f"Security incident notice (reference {row['reference']})"
+        assert message["Date"] == "Wed, 02 Sep 2026 00:00:00 +0000"
+        digits = row["reference"].replace("-", "").lower()
+        assert re.fullmatch(rf"<{digits}\.[0-9a-f]{{16}}@provider\.example>", message["Message-ID"])
+        assert message.get_content_type() == "multipart/alternative"
+        text, html = _parts(message)
+        notice = _notice(out, row["account_id"])
+        assert text == to_text(notice) + "\n"  # the one template, as plain text
+        assert f"<title>{message['Subject']}</title>" in html
+        assert to_html(notice) in html  # ... and as HTML
+        assert text.endswith("Jane Doe\nSecurity Team\n")  # the signature, its lines kept
+
+
+def test_an_account_without_an_address_gets_its_notice_and_a_no_contact_row(tmp_path):
+    """erin is not in accounts.csv; dave's email cell is emptied: both keep their notice,
+    neither gets a message; every message written has a recipient."""
+    accounts = (CASE_DIR / "accounts.csv").read_text().replace("dave@example.com", "")
+    _notified(_case_copy(tmp_path / "case", SENDER, accounts), tmp_path / "out")
+    out = tmp_path / "out"
+    assert [
+        (r["account_id"], r["roles"], r["reason"]) for r in _csv(out / "notify" / "no_contact.csv")
+    ] == [
+        ("acct-dave", "possible_recipient;data_owner", "no value in email"),
+        ("acct-erin", "recipient", "not in accounts.csv"),
+    ]
+    assert {r["account_id"]: r["eml"] for r in _index(out)}["acct-dave"] == ""
+    assert (out / "notify/notices" / _row(out, "acct-dave")["file"]).is_file()
+    for path in (out / "notify" / "notices" / "eml").iterdir():
+        assert email.message_from_bytes(path.read_bytes(), policy=policy.default)["To"]
+
+
+def test_a_value_that_is_not_an_address_is_never_a_recipient(tmp_path):
+    """A header injection in an address cell (`a@b.example` then a line `Bcc: ...`) and a
+    second address after `;`: the message goes to the valid addresses only; a cell with no
+    valid address is no contact."""
+    accounts = (
+        "account_id,name,email\n"
+        'acct-alice,Alice,"alice@example.com\r\nBcc: evil@attacker.example"\n'
+        "acct-bob,Bob,bob@example.com; Bob Two <bob2@example.com>\n"
+        "acct-carol,Carol,carol at example\n"
+    )
+    _notified(_case_copy(tmp_path / "case", SENDER, accounts), tmp_path / "out")
+    out = tmp_path / "out"
+    assert _message(out, "acct-bob")["To"] == "bob@example.com, bob2@example.com"
+    raw = (out / "notify/notices" / _row(out, "acct-bob")["eml"]).read_bytes()
+    assert b"Bcc" not in raw
+    reasons = {r["account_id"]: r["reason"] for r in _csv(out / "notify" / "no_contact.csv")}
+    assert reasons["acct-alice"].startswith("not an e-mail address in email: alice@example.com")
+    assert reasons["acct-carol"] == "not an e-mail address in email: carol at example"
+
+
+HOSTILE_IDS = {
+    "acct-bob": "Tidal Bio Co.",
+    "acct-carol": "[x](http://e.example) <i>c</i> & *d*",
+    "acct-frank": "-f\x01_\u202e",
+}
+
+
+def _hostile_case(engine, tmp_path, **notify_settings):
+    """case_small with hostile account ids (HOSTILE_IDS) and request ids (r03 ->
+    `req_001<b>x</b>`, r04 -> `-r\x01_4`), each account's address in an accounts file, a
+    sender; written into tmp_path."""
+    for old, new in HOSTILE_IDS.items():
+        engine.execute("UPDATE requests SET account_id = $n WHERE account_id = $o", n=new, o=old)
+    engine.execute("UPDATE requests SET request_id = 'req_001<b>x</b>' WHERE request_id = 'r03'")
+    engine.execute("UPDATE requests SET request_id = '-r\x01_4' WHERE request_id = 'r04'")
     accounts = tmp_path / "accounts.csv"
-    accounts.write_text(REGION_ACCOUNTS, encoding="utf-8")
-    return dataclasses.replace(
-        case_small(), accounts_path=accounts, notify=NotifySettings(jurisdiction="region")
+    with accounts.open("w", newline="", encoding="utf-8") as f:
+        rows = [["account_id", "email"], ["acct-alice", "alice@example.com"]]
+        rows += [[new, f"{old}@example.com"] for old, new in HOSTILE_IDS.items()]
+        csv.writer(f).writerows(rows)
+    case = dataclasses.replace(
+        case_small(),
+        accounts_path=accounts,
+        notify=NotifySettings(sender="sec@provider.example", **notify_settings),
+    )
+    notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
+
+
+def test_the_plain_text_reads_as_text_and_the_html_escapes_hostile_ids(engine, tmp_path):
+    """The Markdown escapes ids (`Tidal Bio Co\\.`, `req\\_001\\<b\\>`); the plain-text part
+    shows them as they are, the HTML part as text (`&lt;b&gt;`), never as markup."""
+    _hostile_case(engine, tmp_path)
+    notice = _notice(tmp_path, "Tidal Bio Co.")
+    assert "- Account: Tidal Bio Co\\.\n" in notice
+    assert "- req\\_001\\<b\\>x\\</b\\>: received" in notice
+    text, html = _parts(_message(tmp_path, "Tidal Bio Co."))
+    assert "- Account: Tidal Bio Co.\n" in text and "Co\\." not in text and "\\_" not in text
+    assert "- req_001<b>x</b>: received 2026-09-01T08:20:00Z" in text
+    assert "<li>req_001&lt;b&gt;x&lt;/b&gt;: received" in html and "<b>" not in html
+    assert "- \\x01_4: received" not in text and "- -r\\x01_4: received" in text
+
+
+def test_the_html_and_plain_text_are_what_commonmark_makes_of_the_notice(engine, tmp_path):
+    """Every message's HTML body is CommonMark's HTML of its notice's Markdown, and its text
+    part CommonMark's text of it (each shape of notice is parsed once and reused for the
+    others: the reuse changes nothing), hostile ids and the responder's Markdown included."""
+    _hostile_case(
+        engine, tmp_path, measures="- **Pool** enlarged\n- `patch` <b>x</b>", signature="Jane\nTeam"
+    )
+    index = _index(tmp_path)
+    assert len([r for r in index if r["eml"]]) == 4  # alice, bob, carol, frank have addresses
+    for row in index:
+        if not row["eml"]:
+            continue
+        notice = _notice(tmp_path, row["account_id"])
+        text, html = _parts(_message(tmp_path, row["account_id"]))
+        assert text == to_text(notice) + "\n"
+        assert html.split("<body>\n", 1)[1].removesuffix("</body>\n</html>\n") == to_html(notice)
+
+
+def test_messages_are_the_same_bytes_on_every_run(tmp_path):
+    case = _case_copy(tmp_path / "case", SENDER)
+    _notified(case, tmp_path / "a")
+    _notified(case, tmp_path / "b")
+    a, b = tmp_path / "a/notify/notices/eml", tmp_path / "b/notify/notices/eml"
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+    for path in a.iterdir():
+        assert path.read_bytes() == (b / path.name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("sender", "to", "subject", "text"),
+    [
+        ("a@b.example", ["c@d.example"], "Security incident notice (reference 0000-1111)", "x\n"),
+        (
+            "Équipe sécurité <sec@provider.example>",
+            [f"user{i}@a-long-domain-{i}.example.com" for i in range(9)],
+            "Avis d'incident de sécurité: un sujet bien plus long que la ligne (référence 1)",
+            "ünïcödé\r\nline\rcr\n.\nFrom here\n" + "long " * 400,
+        ),
+        ("a@b.example", ["c@d.example"], "two  spaces", ""),
+        ("a@b.example", ["c@d.example"], "x", "x" * 57),
+    ],
+)
+def test_a_message_is_byte_for_byte_what_the_email_package_builds(sender, to, subject, text):
+    composer = Composer(sender, "r@b.example", parse_utc("2026-10-26T00:00:00Z"), subject)
+    html = html_document(subject, f"<p>{text}</p>\n")
+    fast = composer.message(to, subject, "<id@b.example>", text, html)
+    assert fast == composer.canonical(to, subject, "<id@b.example>", text, html)
+
+
+# --- 5. what the evidence shows ---------------------------------------------------------------
+
+
+def test_tiers_on_the_evidence_fixture_derived_by_hand(tmp_path):
+    """tests/fixtures/evidence/README.md "Tiers", base case: the range's min side is b01 b02
+    b04 (status not mapped) and c1 (conflicting); its max side with a readable account a06
+    (erin) and q5 (hank)."""
+    eng, summary = analyzed()
+    with eng:
+        notify.write_lists(eng, load_case(case_copy(tmp_path)), tmp_path, summary)
+    tiers = {r["account_id"]: r["tier"] for r in _csv(tmp_path / "notify/recipients.csv")}
+    assert tiers == {
+        "acct-alice": "proven",
+        "acct-carol": "proven",
+        "acct-erin": "possible",
+        "acct-gina": "proven",
+        "acct-hank": "possible",
+        "acct-ivan": "likely",
+        "acct-kate": "likely",
+        "acct-lena": "proven",
+    }
+
+
+def test_tiers_with_clock_skew_token_tolerance_and_engine_logs(tmp_path):
+    """README "Tiers", all together: a03 (carol's only exposed response) is on the min side
+    now; a04 (dave) and a13 (frank) are on the max side; lena keeps a16, whose length the
+    engine decides, and adds a17 and a19 on the max side."""
+    case = case_copy(tmp_path, '\n[uncertainty]\nclock_skew = "2m"\nprompt_tokens_tolerance = 50\n')
+    eng, summary = analyzed(case, engine_rows=True)
+    with eng:
+        notify.write_lists(eng, load_case(case), tmp_path, summary)
+    rows = {r["account_id"]: r for r in _csv(tmp_path / "notify/recipients.csv")}
+    assert {a: r["tier"] for a, r in rows.items()} == {
+        "acct-alice": "proven",
+        "acct-carol": "likely",
+        "acct-dave": "possible",
+        "acct-erin": "possible",
+        "acct-frank": "possible",
+        "acct-gina": "proven",
+        "acct-hank": "possible",
+        "acct-ivan": "likely",
+        "acct-kate": "likely",
+        "acct-lena": "proven",
+    }
+    # lena: a18 uncertain (980 + 50 > 1000); a17 (engine-only room 7101) and a19 (1030 - 50
+    # <= 1000) possible
+    assert (rows["acct-lena"]["uncertain_responses"], rows["acct-lena"]["possible_requests"]) == (
+        "1",
+        "2",
     )
 
 
+def test_a_possible_account_gets_a_notice_saying_so_or_none(tmp_path):
+    """hank's q5 (a.jsonl line 29, 02:00, 900 tokens, status unreadable) is possibly exposed:
+    its notice says the logs do not settle it; with possible = "none" hank gets no notice,
+    and stays in recipients.csv."""
+    eng, summary = analyzed()
+    with eng:
+        notify.write_lists(eng, load_case(case_copy(tmp_path / "a")), tmp_path / "a", summary)
+        none = case_copy(tmp_path / "b", '\n[notify]\npossible = "none"\n')
+        notify.write_lists(eng, load_case(none), tmp_path / "b", summary)
+    assert _section(_notice(tmp_path / "a", "acct-hank"), POSSIBLE) == (
+        "\nThe logs do not settle whether this request of your account was answered in this "
+        "condition. We tell you so that you can check it:\n\n"
+        "- line 29 of a\\.jsonl: received 2026-09-01T02:00:00Z, prompt of 900 tokens; its log "
+        "record could be read only in part.\n\n"
+        "If you kept the responses to these requests, please treat them as possibly holding "
+        "another customer's data.\n"
+    )
+    assert "acct-hank" not in {r["account_id"] for r in _index(tmp_path / "b")}
+    assert "acct-hank" in {r["account_id"] for r in _csv(tmp_path / "b/notify/recipients.csv")}
+
+
+def test_a_response_whose_status_was_assumed_says_its_delivery_is_not_recorded(tmp_path):
+    """Two logs of one account, each one request over the pool (600 > 500), 10 tokens:
+    s1 from a log that gives its status (200), s2 from one whose mapping names no status
+    (so 200 is assumed: the range's min side). s1 is proven, so the account is proven."""
+    (tmp_path / "a.jsonl").write_text(
+        '{"id": "s1", "ts": "2026-09-01T01:00:00Z", "acct": "acct-a", "prompt": 600, '
+        '"completion": 10, "status": 200}\n'
+    )
+    (tmp_path / "b.jsonl").write_text(
+        '{"id": "s2", "ts": "2026-09-01T01:10:00Z", "acct": "acct-a", "prompt": 600, '
+        '"completion": 10}\n'
+    )
+    fields = (
+        'format = "jsonl"\n[fields]\nrequest_id = "id"\nts = "ts"\naccount_id = "acct"\n'
+        'model = { const = "m" }\nprompt_tokens = "prompt"\ncompletion_tokens = "completion"\n'
+    )
+    (tmp_path / "a.mapping.toml").write_text(fields + 'status = "status"\n')
+    (tmp_path / "b.mapping.toml").write_text(fields)
+    case = tmp_path / "incident.toml"
+    case.write_text(
+        'name = "t"\nmodels = ["m"]\ncontext_window = 1000\n[window]\n'
+        'start = "2026-09-01T00:00:00Z"\nend = "2026-09-02T00:00:00Z"\n'
+        '[[source]]\npath = "a.jsonl"\nmapping = "a.mapping.toml"\n'
+        '[[source]]\npath = "b.jsonl"\nmapping = "b.mapping.toml"\n'
+        '[[capacity]]\nrole = "prefill"\ntokens = 500\nstart = "2026-09-01T00:00:00Z"\n'
+    )
+    _notified(case, tmp_path / "out")
+    assert _section(_notice(tmp_path / "out", "acct-a"), RECIPIENT).startswith(
+        "\n2 responses to requests of your account were answered in this condition, the first "
+        "received at 2026-09-01T01:00:00Z and the last at 2026-09-01T01:10:00Z:\n\n"
+        "- s1: received 2026-09-01T01:00:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated and delivered.\n"
+        "- s2: received 2026-09-01T01:10:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
+        "10 tokens generated, delivery not recorded.\n\n"
+        "In all, 20 tokens were generated in these responses (for 1 of them the logs do not "
+        "record delivery).\n"
+    )
+    row = _csv(tmp_path / "out/notify/recipients.csv")[0]
+    assert (row["tier"], row["uncertain_responses"]) == ("proven", "1")
+
+
+def test_a_derived_request_id_is_shown_as_its_line(tmp_path):
+    """A log whose mapping names no request_id: its request on line 2 gets the id
+    `<16 hex of the file's sha256>:2`, which a notice shows as `line 2 of gw.jsonl`."""
+    (tmp_path / "gw.jsonl").write_text(
+        '{"ts": "2026-09-01T01:00:00Z", "acct": "acct-a", "prompt": 100}\n'
+        '{"ts": "2026-09-01T01:05:00Z", "acct": "acct-a", "prompt": 6444, "completion": 3}\n'
+    )
+    (tmp_path / "gw.mapping.toml").write_text(
+        'format = "jsonl"\n[fields]\nts = "ts"\naccount_id = "acct"\nmodel = { const = "m" }\n'
+        'prompt_tokens = "prompt"\ncompletion_tokens = "completion"\nstatus = { const = 200 }\n'
+    )
+    case = tmp_path / "incident.toml"
+    case.write_text(
+        'name = "t"\nmodels = ["m"]\ncontext_window = 10000\n[window]\n'
+        'start = "2026-09-01T00:00:00Z"\nend = "2026-09-02T00:00:00Z"\n'
+        '[[source]]\npath = "gw.jsonl"\nmapping = "gw.mapping.toml"\n'
+        '[[capacity]]\nrole = "prefill"\ntokens = 5000\nstart = "2026-09-01T00:00:00Z"\n'
+    )
+    _notified(case, tmp_path / "out")
+    sha = hashlib.sha256((tmp_path / "gw.jsonl").read_bytes()).hexdigest()[:16]
+    assert _csv(tmp_path / "out/notify/recipients.csv")[0]["request_ids"] == f"{sha}:2"
+    assert "\n- line 2 of gw\\.jsonl: received 2026-09-01T01:05:00Z, prompt of 6,444 tokens " in (
+        _notice(tmp_path / "out", "acct-a")
+    )
+
+
+def test_data_owners_not_attributable_are_said_so_never_zero(engine, tmp_path):
+    """No request names a decode node: attribution not possible; the regulator summary says
+    not attributable and why, incident.json gives no data_total."""
+    engine.execute("UPDATE requests SET decode_node = NULL")
+    summary = _analyzed(engine)
+    assert summary["data_owners"]["status"] == "not_possible"
+    notify.write_lists(engine, case_small(), tmp_path, summary)
+    text = (tmp_path / "notify" / "regulator_summary.md").read_text()
+    assert (
+        "| Customers whose data was at risk (their requests could have been read by an "
+        "affected response) | not attributable | not attributable |\n"
+    ) in text
+    assert (
+        "Customers whose data was at risk: not attributable. The logs do not record which "
+        "server generated the responses.\n"
+    ) in text
+    veris = json.loads((tmp_path / "notify" / "incident.json").read_text())
+    assert "data_total" not in veris["attribute"]["confidentiality"]
+
+
+def test_no_customer_or_regulator_text_names_a_command_option_or_field(tmp_path):
+    """The notices (Markdown and both message parts) and the regulator summary of the
+    evidence fixture with every uncertainty at once (every wording of the range in use)."""
+    case = case_copy(
+        tmp_path, '\n[uncertainty]\nclock_skew = "2m"\nprompt_tokens_tolerance = 50\n' + SENDER
+    )
+    eng, summary = analyzed(case, engine_rows=True)
+    with eng:
+        notify.write_lists(eng, load_case(case), tmp_path, summary)
+    texts = [(tmp_path / "notify" / "regulator_summary.md").read_text()]
+    for row in _index(tmp_path):
+        texts.append(_notice(tmp_path, row["account_id"]))
+    assert all(_words_of_the_tool(t) == [] for t in texts), [_words_of_the_tool(t) for t in texts]
+
+
+# --- 6. the regulator summary, jurisdictions, incident.json --------------------------------------
+
+
+def _regulator(engine, tmp_path, summary=None, **changes) -> str:
+    case = dataclasses.replace(case_small(), **changes)
+    summary = summary or _analyzed(engine, case)
+    notify.write_lists(engine, case, tmp_path, summary)
+    return (tmp_path / "notify" / "regulator_summary.md").read_text(encoding="utf-8")
+
+
+def test_the_regulator_summary_gives_the_numbers_as_ranges(engine, tmp_path):
+    text = _regulator(engine, tmp_path)
+    # README: 8 exposed, range 8-9 (r10 unknown_capacity); accounts 4 proven, dave possible:
+    # 4-5; data owners 6 accounts, 11 requests, partial (r21 has no decode node); set aside 3
+    # accounts (qa, qa2, res) with 1 + 2 = 3 requests
+    section = _section(
+        text,
+        "2. Categories and approximate numbers of data subjects and records concerned "
+        "(Art. 33(3)(a))",
+    )
+    assert section.startswith(
+        "\n| category | accounts | records |\n| --- | ---: | ---: |\n"
+        "| Customers who received affected responses, which may hold other customers' data | "
+        "4-5 | 8-9 responses |\n"
+        "| Customers whose data was at risk (their requests could have been read by an "
+        "affected response) | at least 6 | at least 11 requests |\n"
+        "| Set aside: the operator's own test accounts and researchers (reasons below), not "
+        "counted above | 3 | 3 requests |\n\n"
+        "Affected responses: 8 on the logs as read, at least 8 and at most 9 on the evidence. "
+        "Customers who received them: 4 (4 with at least one response the evidence proves; 1 "
+        "more whose requests the evidence leaves possibly affected).\n\n"
+        "| what leaves the count uncertain | which way | records |\n| --- | --- | ---: |\n"
+        "| requests answered by a server whose cache pool size is not known | may be affected "
+        "| 1 |\n"
+    )
+    assert (
+        "Customers whose data was at risk: attributed for part of the affected responses only, "
+        "so these are lower bounds. For 1 affected response(s) the logs do not record which "
+        "server generated them.\n"
+    ) in section
+
+
+def test_the_regulator_summary_follows_art_33_in_order(tmp_path):
+    case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
+    _notified(case, tmp_path / "out")
+    text = (tmp_path / "out" / "notify" / "regulator_summary.md").read_text()
+    assert re.findall(r"^## (.*)$", text, re.M) == [
+        "1. Nature of the breach (Art. 33(3)(a))",
+        "2. Categories and approximate numbers of data subjects and records concerned "
+        "(Art. 33(3)(a))",
+        "3. Contact point (Art. 33(3)(b))",
+        "4. Likely consequences (Art. 33(3)(c))",
+        "5. Measures taken or proposed (Art. 33(3)(d))",
+        "6. Awareness and the 72-hour mark (Art. 33(1))",
+        "7. Timeline up to the 72-hour mark",
+        "8. Information after the 72-hour mark (Art. 33(4))",
+    ]
+    assert _section(text, "3. Contact point (Art. 33(3)(b))") == "\nDPO, dpo@provider.example\n"
+    assert "\nOthers' prompts could be read.\n" in _section(
+        text, "4. Likely consequences (Art. 33(3)(c))"
+    )
+
+
+def test_the_72_hour_mark_runs_from_the_awareness_event(engine, tmp_path):
+    events = (
+        Event(
+            parse_utc("2026-09-08T00:00:00Z"), "Researcher reports the issue", False, ("regulator",)
+        ),
+        Event(parse_utc("2026-09-09T13:22:00Z"), "Incident declared", True, ("regulator",)),
+    )
+    text = _regulator(engine, tmp_path, events=events)
+    assert _section(text, "6. Awareness and the 72-hour mark (Art. 33(1))") == (
+        "\nThe operator became aware of the breach at 2026-09-09T13:22:00Z (Incident declared). "
+        "Notification to the supervisory authority is due within 72 hours of that time: by "
+        "2026-09-12T13:22:00Z. Where it is made later, the reasons for the delay go with it.\n"
+    )
+    assert "- 2026-09-09T13:22:00Z: Incident declared (the operator becomes aware)\n" in text
+
+
+def test_without_an_awareness_event_the_summary_asks_for_it(engine, tmp_path):
+    text = _regulator(engine, tmp_path, events=())
+    assert "[TO BE COMPLETED: when the operator became aware of the breach" in text
+
+
+DEADLINES = (
+    '\n[notify.deadlines]\neu = { within = "72h", to = "authority" }\nus = "30d"\nmars = "1d"\n'
+)
+
+
+def test_jurisdictions_csv_gives_each_deadline_as_a_date(tmp_path):
+    """Awareness 2026-09-01T14:25Z: eu + 72 h = 2026-09-04T14:25Z (authority), us + 30 days =
+    2026-10-01T14:25Z (individuals); apac has none; mars is no account's: a warning."""
+    case = _case_copy(tmp_path / "case", TEXTS + DEADLINES, REGION_ACCOUNTS)
+    loaded = load_case(case)
+    with DuckDBEngine() as eng:
+        pipeline.ingest_sources(eng, loaded)
+        summary, _ = pipeline.analyze_case(eng, loaded)
+        result = notify.write_lists(eng, loaded, tmp_path / "out", summary)
+    rows = _csv(tmp_path / "out/notify/jurisdictions.csv")
+    assert [(r["jurisdiction"], r["deadline"], r["deadline_for"]) for r in rows] == [
+        ("apac", "", ""),
+        ("eu", "2026-09-04T14:25:00Z", "authority"),
+        ("us", "2026-10-01T14:25:00Z", "individuals"),
+        ("(unknown)", "", ""),
+    ]
+    assert "[notify.deadlines] names 1 jurisdiction(s) no account has: mars" in result.warnings
+    text = (tmp_path / "out/notify/regulator_summary.md").read_text()
+    assert "| eu | 2026-09-04T14:25:00Z | authority | 72h after awareness |\n" in text
+
+
 def test_jurisdictions_count_each_list_per_value_of_the_column(engine, tmp_path):
-    case = _region_case(tmp_path)
+    accounts = tmp_path / "accounts.csv"
+    accounts.write_text(REGION_ACCOUNTS, encoding="utf-8")
+    case = dataclasses.replace(
+        case_small(), accounts_path=accounts, notify=NotifySettings(jurisdiction="region")
+    )
     notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
-    # recipients alice 2, bob 3, carol 1, erin 2; data owners alice 3, bob 2, carol 1, dave 1,
-    # frank 3, qa 1 (requests at risk); excluded qa, qa2, res.
+    # recipients alice 2, bob 3, carol 1, erin 2; possible dave; data owners alice 3, bob 2,
+    # carol 1, dave 1, frank 3, qa 1 (requests at risk); excluded qa, qa2, res.
     # eu: alice, carol -> recipients 2 (2+1 = 3 responses), owners 2 (3+1 = 4), excluded 0
     # us: bob, frank, qa -> recipients 1 (3), owners 3 (2+3+1 = 6), excluded 1 (qa)
     # apac: zed -> all 0 (listed: every value of the column)
     # (unknown): erin (not in the file), dave (no value), qa2 and res (not in the file)
-    #   -> recipients 1 (erin: 2), owners 1 (dave: 1), excluded 2
+    #   -> recipients 1 (erin: 2), possible 1 (dave), owners 1 (dave: 1), excluded 2
     assert (tmp_path / "notify" / "jurisdictions.csv").read_text() == (
-        "jurisdiction,recipient_accounts,exposed_responses,data_owner_accounts,"
-        "requests_at_risk,excluded_accounts\n"
-        "apac,0,0,0,0,0\n"
-        "eu,2,3,2,4,0\n"
-        "us,1,3,3,6,1\n"
-        "(unknown),1,2,1,1,2\n"
-    )
-
-
-def test_jurisdiction_values_are_trimmed_so_one_value_is_one_row(engine, tmp_path):
-    # REGION_ACCOUNTS with whitespace around the values: alice " eu", carol "eu\t", bob
-    # "us ", frank NBSP "us", qa " us", zed " apac ", dave "  " (empty once trimmed). Read as
-    # written, " eu" and "eu\t" were two rows of one jurisdiction; trimmed, the rows are those
-    # of the test above, derived by hand there
-    case = _region_case(tmp_path)
-    padded = {"eu": [" eu", "eu\t"], "us": ["us ", "\u00a0us", " us"], "apac": [" apac "]}
-    lines = REGION_ACCOUNTS.splitlines()
-    for value, spellings in padded.items():
-        for spelling in spellings:
-            i = next(i for i, ln in enumerate(lines) if ln.endswith(f",{value}"))
-            lines[i] = lines[i].removesuffix(value) + spelling
-    lines = [ln + "  " if ln.startswith("acct-dave,") else ln for ln in lines]
-    (tmp_path / "accounts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
-    assert (tmp_path / "notify" / "jurisdictions.csv").read_text() == (
-        "jurisdiction,recipient_accounts,exposed_responses,data_owner_accounts,"
-        "requests_at_risk,excluded_accounts\n"
-        "apac,0,0,0,0,0\n"
-        "eu,2,3,2,4,0\n"
-        "us,1,3,3,6,1\n"
-        "(unknown),1,2,1,1,2\n"
+        "jurisdiction,recipient_accounts,exposed_responses,possible_accounts,"
+        "data_owner_accounts,requests_at_risk,excluded_accounts,deadline,deadline_for\n"
+        "apac,0,0,0,0,0,0,,\n"
+        "eu,2,3,0,2,4,0,,\n"
+        "us,1,3,0,3,6,1,,\n"
+        "(unknown),1,2,1,1,1,2,,\n"
     )
 
 
@@ -262,13 +864,14 @@ def test_jurisdictions_reconcile_with_summary_and_the_lists(tmp_path):
         return sum(int(r[column]) for r in rows)
 
     recipients = _csv(out / "notify" / "recipients.csv")
+    exposed = [r for r in recipients if r["tier"] != "possible"]
     owners = _csv(out / "notify" / "data_owners.csv")
-    assert total("recipient_accounts") == summary["affected_accounts"] == len(recipients) == 4
+    assert total("recipient_accounts") == summary["affected_accounts"] == len(exposed) == 4
+    assert total("possible_accounts") == len(recipients) - len(exposed) == 1
     assert total("exposed_responses") == summary["exposure_count"] == 8
     assert total("exposed_responses") == sum(int(r["responses"]) for r in recipients)
     assert total("data_owner_accounts") == summary["data_owners"]["accounts"] == len(owners) == 6
     assert total("requests_at_risk") == summary["data_owners"]["requests"] == 11
-    assert total("requests_at_risk") == sum(int(r["requests_at_risk"]) for r in owners)
     assert total("excluded_accounts") == len(_csv(out / "notify" / "excluded.csv")) == 3
 
 
@@ -284,20 +887,12 @@ def test_a_jurisdiction_that_is_not_a_column_is_refused_with_file_and_line(runne
     )
 
 
-def test_a_jurisdiction_without_an_accounts_file_is_refused(engine, tmp_path):
-    case = _case_copy(tmp_path, '\n[notify]\njurisdiction = "region"\n')
-    case = dataclasses.replace(load_case(case), accounts_path=None)
-    _analyzed(engine, case)
-    with pytest.raises(InputError, match=r"incident\.toml:\d+: notify\.jurisdiction names a"):
-        notify.write_lists(engine, case, tmp_path)
-
-
-def test_the_value_unknown_in_the_column_is_refused(engine, tmp_path):
-    case = _region_case(tmp_path)
-    (tmp_path / "accounts.csv").write_text("account_id,region\nacct-bob,(unknown)\n")
-    _analyzed(engine, case)
-    with pytest.raises(InputError, match="holds the value '\\(unknown\\)'"):
-        notify.write_lists(engine, case, tmp_path)
+def test_an_address_column_that_is_not_a_column_is_refused(engine, tmp_path):
+    case = _case_copy(tmp_path, '\n[notify]\naddress_columns = ["mail"]\n')
+    loaded = load_case(case)
+    _analyzed(engine, loaded)
+    with pytest.raises(InputError, match=r"address_columns: 'mail' is not a column of accounts"):
+        notify.write_lists(engine, loaded, tmp_path)
 
 
 def test_without_a_jurisdiction_key_no_jurisdictions_csv_is_written(engine, tmp_path):
@@ -308,96 +903,55 @@ def test_without_a_jurisdiction_key_no_jurisdictions_csv_is_written(engine, tmp_
     assert "## jurisdictions.csv" not in (tmp_path / "notify" / "README.md").read_text()
 
 
-# --- 3. notices -------------------------------------------------------------------------------
+def test_incident_json_is_in_the_veris_shape(tmp_path):
+    """VERIS 1.4.1 (verisc.json) requires actor, action, discovery_method, schema_version,
+    asset, timeline (incident.year), incident_id, security_incident, summary. case_small:
+    first exposed response r02 at 08:10Z; awareness 14:25Z: discovery 6 h 15 min = 6.2
+    hours (one decimal, half to even); window end 2026-09-02T00:00Z: containment 9 h 35
+    min = 9.6 hours; data_total the 11 requests at risk; min 8 > 0: confirmed."""
+    extra = '\n[notify]\ndiscovery_method = { external = ["Security researcher"] }\n'
+    _notified(_case_copy(tmp_path / "case", extra), tmp_path / "out")
+    veris = json.loads((tmp_path / "out/notify/incident.json").read_text())
+    assert {
+        "actor",
+        "action",
+        "discovery_method",
+        "schema_version",
+        "asset",
+        "timeline",
+        "incident_id",
+        "security_incident",
+        "summary",
+    } <= veris.keys()
+    assert veris["schema_version"] == "1.4.1"
+    assert veris["security_incident"] == "Confirmed"
+    assert veris["attribute"]["confidentiality"]["data_total"] == 11
+    assert veris["attribute"]["confidentiality"]["data_disclosure"] == "Yes"
+    assert veris["timeline"] == {
+        "incident": {"year": 2026, "month": 9, "day": 1, "time": "08:10:00 AM"},
+        "discovery": {"unit": "Hours", "value": 6.2},
+        "containment": {"unit": "Hours", "value": 9.6},
+    }
+    assert veris["discovery_method"] == {"external": {"variety": ["Security researcher"]}}
+    assert veris["plus"]["kv_forensics"]["exposed_responses"] == {"min": 8, "likely": 8, "max": 9}
 
 
-def test_one_notice_per_recipient_and_data_owner_named_in_the_index(engine, tmp_path):
-    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
-    index = _csv(tmp_path / "notify" / "notices" / "index.csv")
-
-    def name(account: str) -> str:  # docs/notices.md: stem, then 16 hex digits of its sha256
-        return f"{account}-{hashlib.sha256(account.encode()).hexdigest()[:16]}.md"
-
-    recipients = ["acct-alice", "acct-bob", "acct-carol", "acct-erin"]
-    owners = ["acct-alice", "acct-bob", "acct-carol", "acct-dave", "acct-frank", "acct-qa"]
-    assert [(r["account_id"], r["kind"], r["file"]) for r in index] == [
-        *((a, "data_owner", f"data_owners/{name(a)}") for a in owners),
-        *((a, "recipient", f"recipients/{name(a)}") for a in recipients),
-    ]
-    folder = tmp_path / "notify" / "notices"
-    for row in index:
-        assert hashlib.sha256((folder / row["file"]).read_bytes()).hexdigest() == row["sha256"]
-    assert sorted(p.name for p in (folder / "recipients").iterdir()) == sorted(
-        map(name, recipients)
+def test_a_discovery_variety_that_veris_lacks_is_refused(engine, tmp_path):
+    case = load_case(
+        _case_copy(tmp_path, '\n[notify]\ndiscovery_method = { external = ["Blog"] }\n')
     )
-    assert len(list((folder / "data_owners").iterdir())) == 6
+    with pytest.raises(InputError, match=r"'Blog' is not a VERIS 1\.4 external discovery variety"):
+        notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
 
 
-def test_a_recipient_notice_lists_each_exposed_response_with_its_content(engine, tmp_path):
-    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
-    notice = _notice(tmp_path, "recipient", "acct-bob")
-    assert notice.startswith(
-        "# Notice: responses to your account may hold another customer's data\n\n"
-        "- Incident: Fixture\\: small two-group case\n"
-        "- Account: acct-bob\n"
-        "- name: Bob, Inc\\.\n"
-        "- email: bob\\@example\\.com\n"
-    )
-    # bob's exposed responses (README "Bands"): r03 08:20 500 > pool 400, 20 tokens; r04 08:30
-    # 1000 > 400, 0 tokens; r17 13:00 850 > 800, 50 tokens: 70 in all, one empty
-    assert _section(notice, "Your affected responses") == (
-        "\n3 response(s) to your account were answered in this condition, the first received "
-        "at 2026-09-01T08:20:00Z and the last at 2026-09-01T13:00:00Z:\n\n"
-        "- r03: received 2026-09-01T08:20:00Z, prompt of 500 tokens (prefill pool 400 tokens); "
-        "20 tokens generated and delivered.\n"
-        "- r04: received 2026-09-01T08:30:00Z, prompt of 1,000 tokens (prefill pool 400 "
-        "tokens); nothing generated.\n"
-        "- r17: received 2026-09-01T13:00:00Z, prompt of 850 tokens (prefill pool 800 tokens); "
-        "50 tokens generated and delivered.\n\n"
-        "In all, 70 tokens were generated and delivered in these responses; 1 of them "
-        "generated nothing.\n\n"
-        "Please treat these responses as possibly holding another customer's data: do not use "
-        "or pass them on, and delete any copies you stored.\n"
-    )
+# --- templates ---------------------------------------------------------------------------------
 
 
-def test_a_recipient_missing_from_the_accounts_file_has_a_notice_without_contacts(engine, tmp_path):
-    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
-    notice = _notice(tmp_path, "recipient", "acct-erin")
-    assert "- Account: acct-erin\n- No contact details are on file for this account.\n" in notice
-    assert _listed_ids(_section(notice, "Your affected responses")) == ["r13", "r21"]
-
-
-def test_a_data_owner_notice_lists_its_requests_at_risk(engine, tmp_path):
-    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
-    notice = _notice(tmp_path, "data_owner", "acct-alice")
-    # alice owns r01 (read back by r03), r02 (by r03), r16 (by r17): README "Data owners"
-    assert _section(notice, "Your requests at risk") == (
-        "\n3 request(s) of your account, finished between 2026-09-01T08:01:00Z and "
-        "2026-09-01T12:00:30Z, were held in a decode server's cache that 2 exposed response(s) "
-        "to other customers could have read:\n\n"
-        "- r01: received 2026-09-01T08:00:00Z, finished 2026-09-01T08:01:00Z; could have been "
-        "read by 1 exposed response(s).\n"
-        "- r02: received 2026-09-01T08:10:00Z, finished 2026-09-01T08:12:00Z; could have been "
-        "read by 1 exposed response(s).\n"
-        "- r16: received 2026-09-01T11:59:59Z, finished 2026-09-01T12:00:30Z; could have been "
-        "read by 1 exposed response(s).\n\n"
-        "Whether data of a given request was in fact read cannot be told from the logs: these "
-        "are the requests whose data could have been.\n"
-    )
-    qa = _notice(tmp_path, "data_owner", "acct-qa")
-    assert "- Excluded by the case file (`[[exclude]]`), reason: internal-test.\n" in qa
-
-
-def test_notices_carry_the_case_texts_as_written_and_the_timeline(tmp_path):
+def test_notices_carry_the_case_texts_as_written(tmp_path):
     case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
-    out = tmp_path / "out"
-    _notified(case, out)
-    notice = _notice(out, "recipient", "acct-carol")
+    _notified(case, tmp_path / "out")
+    notice = _notice(tmp_path / "out", "acct-carol")
     assert _section(notice, "What happened") == "\nThe *pool* was too small.\n"
-    assert (
-        _section(notice, "Timeline") == "\n- 2026-09-01T14:25:00Z: Status page\\: incident began\n"
-    )
     assert _section(notice, "What we have done") == (
         "\n- Pool enlarged.\n- Patch rejects oversized prompts.\n"
     )
@@ -405,30 +959,35 @@ def test_notices_carry_the_case_texts_as_written_and_the_timeline(tmp_path):
 
 
 def test_without_texts_the_notices_say_what_is_missing(engine, tmp_path):
-    notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
-    notice = _notice(tmp_path, "data_owner", "acct-dave")
-    assert "**[TO BE COMPLETED: the case file gives no `[notify] measures`.]**" in notice
-    assert "**[TO BE COMPLETED: the case file gives no `[notify] contact`.]**" in notice
+    result = notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+    notice = _notice(tmp_path, "acct-dave")
+    assert "\n[TO BE COMPLETED: the measures taken or proposed]\n" in notice
+    assert "\n[TO BE COMPLETED: the contact point]\n" in notice
+    assert (
+        "the notices and regulator summary show [TO BE COMPLETED] for what the case file does "
+        "not give: [notify] measures, contact, consequences"
+    ) in result.warnings
 
 
 def test_a_case_template_replaces_the_bundled_one(tmp_path):
-    extra = '\n[notify]\nrecipient_template = "letters/recipient.md.j2"\n'
+    extra = '\n[notify]\ntemplate = "letters/notice.md.j2"\n'
     case = _case_copy(tmp_path / "case", extra)
     (case.parent / "letters").mkdir()
-    (case.parent / "letters" / "recipient.md.j2").write_text(
-        "Dear {{ account.id }}: {{ row.responses }} response(s), "
-        "{{ responses|map(attribute='request_id')|join(' ') }}; aware {{ awareness.at }}, "
+    (case.parent / "letters" / "notice.md.j2").write_text(
+        "Dear {{ account.id }} ({{ roles|join('+') }}): "
+        "{{ responses|map(attribute='request_id')|join(' ') }}; "
+        "{{ requests|map(attribute='request_id')|join(' ') }}; aware {{ awareness.at }}, "
         "deadline {{ awareness.deadline }}.\n",
         encoding="utf-8",
     )
     out = tmp_path / "out"
     _notified(case, out)
     # the awareness event is 2026-09-01T10:25:00-04:00 = 14:25Z; + 72 h = 2026-09-04T14:25Z
-    assert _notice(out, "recipient", "acct-bob") == (
-        "Dear acct-bob: 3 response(s), r03 r04 r17; aware 2026-09-01T14:25:00Z, "
+    assert _notice(out, "acct-bob") == (
+        "Dear acct-bob (recipient\\+data\\_owner): r03 r04 r17; r03 r04; aware "
+        "2026-09-01T14:25:00Z, "
         "deadline 2026-09-04T14:25:00Z.\n"
     )
-    assert _notice(out, "data_owner", "acct-bob").startswith("# Notice: data of your account")
 
 
 @pytest.mark.parametrize(
@@ -442,36 +1001,36 @@ def test_a_case_template_replaces_the_bundled_one(tmp_path):
 def test_a_template_error_is_one_line_naming_the_template_file_and_line(
     runner, tmp_path, template, line, what
 ):
-    case = _case_copy(tmp_path / "case", '\n[notify]\ndata_owner_template = "owner.md.j2"\n')
-    (case.parent / "owner.md.j2").write_text(template, encoding="utf-8")
+    case = _case_copy(tmp_path / "case", '\n[notify]\ntemplate = "notice.md.j2"\n')
+    (case.parent / "notice.md.j2").write_text(template, encoding="utf-8")
     result = runner.invoke(app, ["run", str(case), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     message = "".join(messages(result.stderr))
-    assert message.startswith(f"error: {case.parent.resolve() / 'owner.md.j2'}:{line}: {what}")
+    assert message.startswith(f"error: {case.parent.resolve() / 'notice.md.j2'}:{line}: {what}")
     assert message.endswith("fix the template (its variables are listed in docs/notices.md)")
     assert not (tmp_path / "out").exists()  # a failed run leaves no outputs
 
 
 def test_a_missing_template_names_the_case_file_key_and_line(runner, tmp_path):
-    case = _case_copy(tmp_path / "case", '\n[notify]\nrecipient_template = "nope.md.j2"\n')
-    line = case.read_text().splitlines().index('recipient_template = "nope.md.j2"') + 1
+    case = _case_copy(tmp_path / "case", '\n[notify]\ntemplate = "nope.md.j2"\n')
+    line = case.read_text().splitlines().index('template = "nope.md.j2"') + 1
     result = runner.invoke(app, ["run", str(case), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert f"error: {case.resolve()}:{line}: template file not found:" in result.output
 
 
 def test_notices_of_an_earlier_run_are_removed_and_other_files_kept(engine, tmp_path):
-    stale = tmp_path / "notify" / "notices" / "recipients"
+    stale = tmp_path / "notify" / "notices" / "md"
     stale.mkdir(parents=True)
     (stale / "acct-gone-0123456789abcdef.md").write_text("old")
     (stale / "notes.txt").write_text("mine")
     notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
     assert not (stale / "acct-gone-0123456789abcdef.md").exists()
     assert (stale / "notes.txt").read_text() == "mine"
-    assert len(list(stale.glob("*.md"))) == 4
+    assert len(list(stale.glob("*.md"))) == 6
 
 
-# --- 3b. file names from hostile account ids ---------------------------------------------------
+# --- file names from hostile account ids ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -505,6 +1064,7 @@ def test_a_notice_file_name_never_escapes_its_folder_or_names_a_device(tmp_path,
     assert (tmp_path / name).resolve().parent == tmp_path.resolve()
     digest = hashlib.sha256(account.encode("utf-8")).hexdigest()[:16]
     assert name.endswith(f"-{digest}.md")
+    assert notice_file_name(account, ".eml") == name.removesuffix(".md") + ".eml"
 
 
 def test_ids_differing_only_by_case_get_names_that_differ_on_any_file_system():
@@ -542,24 +1102,17 @@ def test_hostile_account_ids_get_one_notice_each_inside_the_folder(engine, tmp_p
     out = tmp_path / "out"
     case = dataclasses.replace(case_small(), accounts_path=None)
     notify.write_lists(engine, case, out, _analyzed(engine, case))
-    index = _csv(out / "notify" / "notices" / "index.csv")
-    # the same 4 recipients and 6 data owners as case_small, renamed
-    recipients = {HOSTILE[a] for a in ("acct-alice", "acct-bob", "acct-carol", "acct-erin")}
-    owners = {HOSTILE[a] for a in ("acct-alice", "acct-bob", "acct-carol")} | {
-        HOSTILE["acct-dave"],
-        HOSTILE["acct-frank"],
-        "acct-qa",
-    }
-    assert {r["account_id"] for r in index if r["kind"] == "recipient"} == recipients
-    assert {r["account_id"] for r in index if r["kind"] == "data_owner"} == owners
+    index = _index(out)
+    # the same 6 notified accounts as case_small (INDEX), renamed
+    assert {r["account_id"] for r in index} == {HOSTILE[a] for a, _, _ in INDEX}
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     notices = [p for p in files if p.suffix == ".md" and p.parent.name != "notify"]
-    assert len(notices) == 10 and len({(p.parent, p.name.lower()) for p in notices}) == 10
+    assert len(notices) == 6 and len({(p.parent, p.name.lower()) for p in notices}) == 6
     assert all(p.resolve().is_relative_to((out / "notify" / "notices").resolve()) for p in notices)
     assert all(p.resolve().is_relative_to((out / "notify").resolve()) for p in files)
 
 
-# --- 3c. ids and contacts are text, never Markdown ----------------------------------------------
+# --- ids and contacts are text, never Markdown ----------------------------------------------
 
 
 def test_md_puts_a_backslash_before_markdown_syntax():
@@ -607,126 +1160,22 @@ def test_a_hostile_value_renders_as_its_own_text(value):
     assert not re.search(r"(?<!\\)(?:\.|:|@)", raw)
 
 
-def test_hostile_ids_and_contacts_in_a_notice_stay_text(engine, tmp_path):
+def test_hostile_ids_in_a_notice_stay_text(engine, tmp_path):
     hostile_id = "[click](http://evil.example/)<img src=x>"
     engine.execute(
         "UPDATE requests SET account_id = $n WHERE account_id = 'acct-bob'", n=hostile_id
     )
     engine.execute("UPDATE requests SET request_id = '<b>r03</b>' WHERE request_id = 'r03'")
-    accounts = tmp_path / "accounts.csv"
-    with accounts.open("w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(
-            [
-                ["account_id", "name", "<i>email</i>"],
-                [hostile_id, "**Bob** <script>x</script>", "[mail](javascript:alert(1))"],
-            ]
-        )
-    case = dataclasses.replace(case_small(), accounts_path=accounts)
+    case = dataclasses.replace(case_small(), accounts_path=None)
     notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
-    notice = _notice(tmp_path, "recipient", hostile_id)
+    notice = _notice(tmp_path, hostile_id)
     text, kinds = _rendered(notice)
     assert not kinds & {"link_open", "image", "html_inline", "html_block"}
     assert f"Account: {hostile_id}" in text
-    assert "name: **Bob** <script>x</script>" in text
-    assert "<i>email</i>: [mail](javascript:alert(1))" in text
-    assert _listed_ids(_section(notice, "Your affected responses")) == ["<b>r03</b>", "r04", "r17"]
+    assert _listed_ids(_section(notice, RECIPIENT)) == ["<b>r03</b>", "r04", "r17"]
 
 
-# --- 4. the regulator summary -----------------------------------------------------------------
-
-
-def _regulator(engine, tmp_path, summary=None, **changes) -> str:
-    case = dataclasses.replace(case_small(), **changes)
-    summary = summary or _analyzed(engine, case)
-    notify.write_lists(engine, case, tmp_path, summary)
-    return (tmp_path / "notify" / "regulator_summary.md").read_text(encoding="utf-8")
-
-
-def test_the_regulator_summary_counts_accounts_and_requests_from_the_analysis(engine, tmp_path):
-    text = _regulator(engine, tmp_path)
-    # README: 4 affected accounts, 8 exposed; data owners 6 accounts, 11 requests; excluded
-    # accounts qa, qa2, res (3) with 1 + 2 = 3 requests in band excluded
-    assert _section(
-        text,
-        "2. Categories and approximate numbers of accounts and requests concerned (Art. 33(3)(a))",
-    ).startswith(
-        "\n| category | accounts | requests |\n| --- | ---: | ---: |\n"
-        "| Recipients: received exposed responses, which may hold other customers' data | 4 | "
-        "8 exposed responses |\n"
-        "| Data owners: their requests could have been read by an exposed response | 6 | 11 "
-        "requests at risk |\n"
-        "| Set aside by the case file's exclusions (reasons below), not counted as recipients "
-        "| 3 | 3 requests |\n\n"
-        # the analysis' range (case_small README): 8 likely, r10 unknown_capacity widens it to 9
-        "Exposed responses: 8 (likely), within 8 to 9 on the evidence.\n\n"
-        "| what widens the range | direction | requests |\n| --- | --- | ---: |\n"
-        "| unknown\\_capacity | max | 1 |\n\n"
-        "Content delivered: of the 8 exposed responses, 6 carried generated content to the "
-        "client, 2 carried none (nothing was generated), and for 0 the logs give no count.\n\n"
-        "Data owners: attribution partial (policy pool-walkback): 1 exposed request\\(s\\) "
-        "have no decode node.\n\n"
-        "Set aside by reason: internal-test 1 request(s), security-researcher 2 "
-        "request(s).\n"
-    )
-
-
-def test_the_regulator_summary_gives_the_exposure_range_when_the_analysis_has_one(engine, tmp_path):
-    summary = _analyzed(engine)
-    summary["exposure_range"] = {
-        "min": 7,
-        "likely": 8,
-        "max": 10,
-        "contributions": [
-            {"category": "unknown_capacity", "direction": "max", "requests": 2},
-            {"category": "status_unknown", "direction": "min", "requests": 1},
-        ],
-    }
-    text = _regulator(engine, tmp_path, summary)
-    assert (
-        "Exposed responses: 8 (likely), within 7 to 10 on the evidence.\n\n"
-        "| what widens the range | direction | requests |\n| --- | --- | ---: |\n"
-        "| unknown\\_capacity | max | 2 |\n| status\\_unknown | min | 1 |\n"
-    ) in text
-
-
-def test_the_72_hour_mark_runs_from_the_awareness_event(engine, tmp_path):
-    events = (
-        Event(parse_utc("2026-09-08T00:00:00Z"), "Researcher reports the issue"),
-        Event(parse_utc("2026-09-09T13:22:00Z"), "Incident declared", awareness=True),
-    )
-    text = _regulator(engine, tmp_path, events=events)
-    assert _section(text, "6. Awareness and the 72-hour mark (Art. 33(1))") == (
-        "\nThe operator became aware of the breach at 2026-09-09T13:22:00Z (Incident declared). "
-        "Notification to the supervisory authority is due within 72 hours of that time: by "
-        "2026-09-12T13:22:00Z. Where it is made later, the reasons for the delay go with it.\n"
-    )
-    assert "- 2026-09-09T13:22:00Z: Incident declared (the operator becomes aware)\n" in text
-
-
-def test_without_an_awareness_event_the_summary_says_it_cannot_compute_the_mark(engine, tmp_path):
-    text = _regulator(engine, tmp_path)
-    assert "no `[[event]]` of the case file is marked `awareness = true`" in text
-
-
-def test_the_regulator_summary_carries_the_case_texts_in_article_order(tmp_path):
-    case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
-    out = tmp_path / "out"
-    _notified(case, out)
-    text = (out / "notify" / "regulator_summary.md").read_text()
-    titles = re.findall(r"^## (.*)$", text, re.M)
-    assert titles == [
-        "1. Nature of the breach (Art. 33(3)(a))",
-        "2. Categories and approximate numbers of accounts and requests concerned (Art. 33(3)(a))",
-        "3. Contact point (Art. 33(3)(b))",
-        "4. Likely consequences (Art. 33(3)(c))",
-        "5. Measures taken or proposed (Art. 33(3)(d))",
-        "6. Awareness and the 72-hour mark (Art. 33(1))",
-    ]
-    assert _section(text, "3. Contact point (Art. 33(3)(b))") == "\nDPO, dpo@provider.example\n"
-    assert "\nOthers' prompts could be read.\n" in _section(
-        text, "4. Likely consequences (Art. 33(3)(c))"
-    )
-    assert "| us | 1 | 3 | 3 | 6 | 1 |\n| \\(unknown\\) | 1 | 2 | 1 | 1 | 2 |\n" in text
+# --- the lists' README, determinism, notify's refusals ----------------------------------------
 
 
 def _analyzed_db(case: Path, out: Path) -> Path:
@@ -744,6 +1193,7 @@ def test_notify_without_summary_json_writes_the_rest_and_says_why_not_the_summar
     other = tmp_path / "other"
     result = pipeline.notify(case, db, other)
     assert not (other / "notify" / "regulator_summary.md").exists()
+    assert not (other / "notify" / "incident.json").exists()
     assert (other / "notify" / "notices" / "index.csv").is_file()
     assert result.warnings[-1].startswith(
         f"no summary.json in {other}: notify/regulator_summary.md not written"
@@ -762,9 +1212,6 @@ def test_notify_refuses_a_summary_json_of_another_analysis(tmp_path):
         pipeline.notify(case, db, out)
 
 
-# --- 5. the column dictionary -----------------------------------------------------------------
-
-
 def test_the_readme_lists_each_csvs_columns_in_the_order_written(tmp_path):
     case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
     out = tmp_path / "out"
@@ -776,6 +1223,7 @@ def test_the_readme_lists_each_csvs_columns_in_the_order_written(tmp_path):
         "excluded.csv",
         "jurisdictions.csv",
         "notices/index.csv",
+        "no_contact.csv",
     ):
         with (out / "notify" / name).open(newline="") as f:
             header = next(csv.reader(f))
@@ -784,10 +1232,7 @@ def test_the_readme_lists_each_csvs_columns_in_the_order_written(tmp_path):
         contacts = header[len(documented) :]
         if contacts:  # the accounts file's columns, named in the last row
             assert f"| {', '.join(contacts)} | the columns of accounts\\.csv" in readme
-    assert "## regulator_summary.md\n\nThe figures and texts for a supervisory" in readme
-
-
-# --- determinism and the bundled case -----------------------------------------------------------
+    assert "## regulator_summary.md, incident.json\n\nThe figures and texts" in readme
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -795,58 +1240,72 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 def test_two_runs_write_byte_identical_notify_folders(tmp_path):
-    case = _case_copy(tmp_path / "case", TEXTS, REGION_ACCOUNTS)
+    case = _case_copy(tmp_path / "case", TEXTS + SENDER.replace("[notify]\n", ""), REGION_ACCOUNTS)
     _notified(case, tmp_path / "a")
     _notified(case, tmp_path / "b")
     a, b = _tree(tmp_path / "a" / "notify"), _tree(tmp_path / "b" / "notify")
-    assert len(a) == 1 + 3 + 1 + 1 + 1 + 4 + 6  # README, 3 lists, jurisdictions, regulator,
-    # index, 4 recipient and 6 data-owner notices
+    # README, 3 lists, jurisdictions, no_contact, regulator summary, incident.json, index,
+    # 6 notices and 5 messages (erin has no address)
+    assert len(a) == 1 + 3 + 1 + 1 + 1 + 1 + 1 + 6 + 5
     assert a == b
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    pipeline.demo(out)
-    return out
+# --- the bundled case ---------------------------------------------------------------------------
 
 
-def test_bundled_case_every_recipient_has_one_notice_with_its_request_ids(demo):
-    recipients = _csv(demo / "notify" / "recipients.csv")
-    index = _csv(demo / "notify" / "notices" / "index.csv")
-    assert len(recipients) == 11
-    assert sorted(r["account_id"] for r in index if r["kind"] == "recipient") == [
-        r["account_id"] for r in recipients
-    ]
-    for row in recipients:
-        notice = _notice(demo, "recipient", row["account_id"])
-        listed = _listed_ids(_section(notice, "Your affected responses"))
+def test_bundled_case_one_index_row_per_notified_account(bundled_demo):
+    """Every recipient (tier proven or likely) and every data owner has one row, and no
+    excluded account (the bundled case's entries do not say notify = true)."""
+    recipients = _csv(bundled_demo / "notify" / "recipients.csv")
+    owners = _csv(bundled_demo / "notify" / "data_owners.csv")
+    excluded = {r["account_id"] for r in _csv(bundled_demo / "notify" / "excluded.csv")}
+    index = _index(bundled_demo)
+    accounts = [r["account_id"] for r in index]
+    expected = {r["account_id"] for r in recipients} | {r["account_id"] for r in owners}
+    assert accounts == sorted(expected - excluded)
+    assert len(accounts) == len(set(accounts))
+    assert all(r["eml"] for r in index)  # every account has an address in accounts.csv
+
+
+def test_bundled_case_every_recipient_notice_lists_its_request_ids(bundled_demo):
+    for row in _csv(bundled_demo / "notify" / "recipients.csv"):
+        notice = _notice(bundled_demo, row["account_id"])
+        listed = _listed_ids(_section(notice, RECIPIENT))
         assert sorted(listed) == row["request_ids"].split(";")
         assert len(listed) == int(row["responses"])
 
 
-def test_bundled_case_every_data_owner_has_one_notice_with_its_requests_at_risk(demo):
-    owners = _csv(demo / "notify" / "data_owners.csv")
-    index = _csv(demo / "notify" / "notices" / "index.csv")
-    assert sorted(r["account_id"] for r in index if r["kind"] == "data_owner") == [
-        r["account_id"] for r in owners
-    ]
-    with DuckDBEngine(demo / "case.duckdb") as eng:
+def test_bundled_case_every_data_owner_notice_lists_its_requests_at_risk(bundled_demo):
+    owners = _csv(bundled_demo / "notify" / "data_owners.csv")
+    with DuckDBEngine(bundled_demo / "case.duckdb") as eng:
         pairs = eng.rows("SELECT DISTINCT owner_account_id, owner_request_id FROM data_owners")
     at_risk: dict[str, set[str]] = {}
     for account, request in pairs:
         at_risk.setdefault(account, set()).add(request)
     assert len(owners) == len(at_risk) == 260
     for row in owners:
-        listed = _listed_ids(_section(_notice(demo, "data_owner", row["account_id"]),
-                                      "Your requests at risk"))  # fmt: skip
+        if row["excluded_reason"]:
+            continue
+        listed = _listed_ids(_section(_notice(bundled_demo, row["account_id"]), OWNER))
         assert len(listed) == int(row["requests_at_risk"]) == len(set(listed))
         assert set(listed) == at_risk[row["account_id"]]
 
 
-def test_bundled_case_jurisdictions_reconcile_and_the_72_hours_run_from_the_declaration(demo):
-    summary = json.loads((demo / "summary.json").read_text())
-    rows = _csv(demo / "notify" / "jurisdictions.csv")
+def test_bundled_case_messages_parse_back_to_their_notices(bundled_demo):
+    accounts = {r["account_id"]: r for r in _csv(REPO / "sample_logs/glm53/accounts.csv")}
+    for row in _index(bundled_demo):
+        message = _message(bundled_demo, row["account_id"])
+        assert message["To"] == accounts[row["account_id"]]["contact_email"]
+        text, _ = _parts(message)
+        assert "\\" not in text
+        assert f"Reference: {row['reference']}" in text
+
+
+def test_bundled_case_jurisdictions_reconcile_and_the_72_hours_run_from_the_declaration(
+    bundled_demo,
+):
+    summary = json.loads((bundled_demo / "summary.json").read_text())
+    rows = _csv(bundled_demo / "notify" / "jurisdictions.csv")
     assert [r["jurisdiction"] for r in rows] == [
         "europe",
         "japan",
@@ -859,15 +1318,36 @@ def test_bundled_case_jurisdictions_reconcile_and_the_72_hours_run_from_the_decl
     assert sum(int(r["data_owner_accounts"]) for r in rows) == summary["data_owners"]["accounts"]
     assert sum(int(r["requests_at_risk"]) for r in rows) == summary["data_owners"]["requests"]
     assert sum(int(r["excluded_accounts"]) for r in rows) == 4  # 3 internal-test + researcher
-    text = (demo / "notify" / "regulator_summary.md").read_text()
-    # declared 2026-09-09T13:22Z (sample_logs/glm53/incident.toml) + 72 h
-    assert "by 2026-09-12T13:22:00Z." in text
+    # declared 2026-09-09T13:22Z (sample_logs/glm53/incident.toml) + 72 h; us-west + 30 days
+    deadlines = {r["jurisdiction"]: r["deadline"] for r in rows}
+    assert (deadlines["europe"], deadlines["us-west"]) == (
+        "2026-09-12T13:22:00Z",
+        "2026-10-09T13:22:00Z",
+    )
+    assert "by 2026-09-12T13:22:00Z." in (bundled_demo / "notify/regulator_summary.md").read_text()
 
 
-def test_bundled_case_notify_again_gives_the_same_bytes(demo, tmp_path):
-    (tmp_path / "summary.json").write_bytes((demo / "summary.json").read_bytes())
-    pipeline.notify(BUNDLED, demo / "case.duckdb", tmp_path)
-    assert _tree(tmp_path / "notify") == _tree(demo / "notify")
+def test_bundled_case_headline_groups_thousands_and_says_what_it_counts(bundled_demo):
+    summary = json.loads((bundled_demo / "summary.json").read_text())
+    lines = {line.split(":", 1)[0]: line for line in headline(summary).splitlines()}
+    # 72,007 gateway records + 5,724 engine-log lines (README); 3 quarantined, 4 duplicates
+    assert lines["ingest"].startswith(
+        "ingest: 77,731 record(s) read, 77,724 loaded, 4 duplicate(s), 3 quarantined"
+    )
+    assert lines["excluded (requests, by reason)"] == (
+        "excluded (requests, by reason): internal-test 60, security-researcher 50"
+    )
+    assert lines["data owners"] == (
+        "data owners: 260 account(s), 6,074 request(s) (pool-walkback, complete)"
+    )
+    # the gateway's 72,000 loaded records (72,007 read, 4 duplicates, 3 quarantined)
+    assert lines["in scope"].endswith(" of 72,000 loaded requests")
+
+
+def test_bundled_case_notify_again_gives_the_same_bytes(bundled_demo, tmp_path):
+    (tmp_path / "summary.json").write_bytes((bundled_demo / "summary.json").read_bytes())
+    pipeline.notify(BUNDLED, bundled_demo / "case.duckdb", tmp_path)
+    assert _tree(tmp_path / "notify") == _tree(bundled_demo / "notify")
 
 
 # --- a status the logs do not record (tests/fixtures/partial, README.md) ---------------------
@@ -876,7 +1356,7 @@ def test_bundled_case_notify_again_gives_the_same_bytes(demo, tmp_path):
 def test_a_response_without_a_status_says_its_delivery_is_not_recorded(tmp_path):
     # status.toml: acct-a's s1 gives status 200, s2 none; 10 tokens each
     pipeline.run(PARTIAL_DIR / "status.toml", tmp_path)
-    section = _section(_notice(tmp_path, "recipient", "acct-a"), "Your affected responses")
+    section = _section(_notice(tmp_path, "acct-a"), RECIPIENT)
     assert (
         "- s1: received 2026-09-01T01:00:00Z, prompt of 600 tokens (prefill pool 500 tokens); "
         "10 tokens generated and delivered.\n"
@@ -890,6 +1370,6 @@ def test_a_response_without_a_status_says_its_delivery_is_not_recorded(tmp_path)
 def test_a_response_from_a_log_without_status_says_its_delivery_is_not_recorded(tmp_path):
     # nostatus.toml: n1 (acct-c), 10 tokens, from a log whose mapping names no status
     pipeline.run(PARTIAL_DIR / "nostatus.toml", tmp_path)
-    section = _section(_notice(tmp_path, "recipient", "acct-c"), "Your affected responses")
+    section = _section(_notice(tmp_path, "acct-c"), RECIPIENT)
     assert "10 tokens generated, delivery not recorded.\n" in section
     assert "generated and delivered" not in section

@@ -173,21 +173,27 @@ def test_run_neutralizes_ids_in_exposed_requests_csv(hostile_run):
 def test_run_neutralizes_ids_and_contacts_in_the_notify_lists(hostile_run):
     out, _ = hostile_run
     recipients = {r[0]: r for r in read_csv(out / "notify" / "recipients.csv")[1:]}
-    # request_ids, then completion_tokens, empty_responses, unknown_responses (case_small:
-    # alice 9, 1, 0; bob 70, 1, 0), then the contact columns
-    assert recipients["'-alice"][4:] == [
+    # request_ids, then completion_tokens, empty_responses, unknown_responses,
+    # uncertain_responses, possible_requests (case_small: alice 9, 1, 0, 0, 0; bob 70, 1, 0,
+    # 0, 0), then the contact columns
+    assert recipients["'-alice"][1] == "proven"
+    assert recipients["'-alice"][5:] == [
         "'=r02;r16",
         "9",
         "1",
+        "0",
+        "0",
         "0",
         "'=cmd|' /C calc'!A0",
         "alice@example.com",
         "'+1-555-0100",
     ]
-    assert recipients["acct-<!--<script>bob</script>"][4:] == [
+    assert recipients["acct-<!--<script>bob</script>"][5:] == [
         "0r03;'=r04;r17",
         "70",
         "1",
+        "0",
+        "0",
         "0",
         "Bob;'=1+1",
         "'@bob",
@@ -206,7 +212,8 @@ def test_run_writes_no_cell_that_starts_a_formula(hostile_run):
     out, _ = hostile_run
     for name in (
         "exposed_requests.csv",
-        *(f"notify/{n}.csv" for n in ("recipients", "data_owners", "excluded")),
+        *(f"notify/{n}.csv" for n in ("recipients", "data_owners", "excluded", "no_contact")),
+        "notify/notices/index.csv",
     ):
         raw = (out / name).read_text(encoding="utf-8")
         for row in read_csv(out / name):
@@ -311,6 +318,6 @@ def test_headline_names_the_quarantined_records_of_the_bundled_case():
     truth = json.loads((CASE_DIR.parents[2] / "sample_logs" / "glm53" / "truth.json").read_text())
     lines = headline({"ingest": truth["ingest"]}).splitlines()
     assert (
-        "ingest: 77731 record(s) read, 77724 loaded, 4 duplicate(s), 3 quarantined "
+        "ingest: 77,731 record(s) read, 77,724 loaded, 4 duplicate(s), 3 quarantined "
         "(each with its reason in the quarantine table)"
     ) in lines

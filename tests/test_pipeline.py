@@ -138,7 +138,7 @@ def test_run_prints_the_headline_and_warns_about_the_missing_account(runner, tmp
     result = _run(runner, tmp_path)
     assert "exposed responses: 8" in result.output
     assert "affected accounts: 4" in result.output
-    assert "excluded (by reason): internal-test 1, security-researcher 2" in result.output
+    assert "excluded (requests, by reason): internal-test 1, security-researcher 2" in result.output
     assert "not in accounts.csv" in result.output and "acct-erin" in result.output
 
 

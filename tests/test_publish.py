@@ -36,7 +36,7 @@ PUBLISH = ".forensics-publish-"  # scratch.PUBLISH: a publish's journal and set-
 USER_FILES = {
     "mine.txt": "a file of the user's",
     "notify/review-notes.md": "reviewed by legal, 2026-09-12",
-    "notify/notices/recipients/cover-letter.md": "Dear customer,",
+    "notify/notices/md/cover-letter.md": "Dear customer,",
 }
 
 

@@ -28,7 +28,7 @@ from forensics import pipeline
 from forensics.case import load_case
 from forensics.engines import DuckDBEngine
 from forensics.render import figures
-from forensics.render.report import render_report
+from forensics.render.report import happened_view, render_report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report"
 
@@ -585,3 +585,17 @@ def test_demo_report_shows_the_bundled_case_figures(demo_report: Path) -> None:
     assert (
         "other models: 0 requests above their pool; capacity known for 97% of their requests"
     ) in text
+
+
+def test_what_happened_follows_the_evidence_of_the_case() -> None:
+    """A prefill [[capacity]] entry (600) below the context window (1,000), or a pre-flight
+    finding, is the small-pool story; a decode pool below it is not; KV transfer faults in the
+    engine logs are counted."""
+    small = {"context_window": 1000, "capacity": [{"role": "prefill", "tokens": 600}]}
+    large = {"context_window": 1000, "capacity": [{"role": "prefill", "tokens": 4000}]}
+    decode = {"context_window": 1000, "capacity": [{"role": "decode", "tokens": 600}]}
+    assert happened_view(small) == {"pool": True, "kv_faults": 0}
+    assert happened_view(large) == {"pool": False, "kv_faults": 0}
+    assert happened_view(decode) == {"pool": False, "kv_faults": 0}
+    assert happened_view({**large, "preflight": [{"node": "p"}]})["pool"] is True
+    assert happened_view({**large, "engine_kv_faults": 5}) == {"pool": False, "kv_faults": 5}

@@ -30,7 +30,9 @@ COMPARED = (
     "notify/jurisdictions.csv",
     "notify/README.md",
     "notify/notices/index.csv",  # every notice's sha256
+    "notify/no_contact.csv",
     "notify/regulator_summary.md",
+    "notify/incident.json",
 )
 
 

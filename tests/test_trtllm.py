@@ -1,40 +1,162 @@
 """TensorRT-LLM server logs (tests/fixtures/trtllm/context-0.log; its README names the
-format strings and derives the figures below by hand)."""
+format strings and derives the figures below by hand), and the fault rules every engine
+shares applied to its lines."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
 
-from forensics import ingest
+import pytest
+
+from forensics import ingest, pipeline
 from forensics.engines import DuckDBEngine
+from forensics.errors import InputError
 
 LOG = Path(__file__).parent / "fixtures" / "trtllm" / "context-0.log"
+PY = (
+    "[01/20/2026-{}] [TRT-LLM] [I] Memory used after loading model weights (inside torch) in "
+    "memory usage profiling: 14.97 GiB"
+)
+CPP = "[TensorRT-LLM][INFO] "
 
 
-def test_two_starts_with_their_pools_and_context_limits(tmp_path: Path) -> None:
-    """294,848 tokens (the allocation line) and 131,072 from 14:02:11 until the restart at
-    15:30:02; then 128 x 64 = 8,192 tokens with `Adjusted max_seq_len to 8192`."""
-    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
-        ingest.ingest_into(eng, [LOG], profile="trtllm", role="prefill", clock=ingest.Clock())
+def _write(tmp_path: Path, *lines: str, newline: bool = True) -> Path:
+    path = tmp_path / "context-1.log"
+    path.write_text("\n".join(lines) + ("\n" if newline else ""), encoding="utf-8")
+    return path
+
+
+def _load(tmp_path: Path, log: Path) -> DuckDBEngine:
+    eng = DuckDBEngine(tmp_path / "c.duckdb")
+    ingest.ingest_into(eng, [log], profile="trtllm", role="prefill", clock=ingest.Clock())
+    return eng
+
+
+def test_each_launch_is_one_span_of_its_final_kv_cache(tmp_path: Path) -> None:
+    """README: four KV cache creations (ended by lines 8, 18, 26, 35); 1 and 3 only
+    estimate memory (the creation after each holds `Estimated max memory in KV cache`), so
+    no span of 8,224 tokens. 294,912 tokens and context 131,072 from 14:03:31 (line 15, timed
+    by line 14) until the next launch begins at 15:30:02 (line 22); then 8,192 tokens with
+    `Adjusted max_seq_len to 8192` from 15:31:10 (line 32), open."""
+    with _load(tmp_path, LOG) as eng:
         rows = eng.rows(
-            "SELECT node, role, tokens, context_len, start_ts, end_ts FROM engine_capacity "
-            "ORDER BY start_ts"
+            "SELECT node, role, tokens, context_len, start_ts, end_ts, source_row "
+            "FROM engine_capacity ORDER BY start_ts"
         )
-    t1 = datetime(2026, 1, 20, 14, 2, 11, tzinfo=UTC)
+    t1 = datetime(2026, 1, 20, 14, 3, 31, tzinfo=UTC)
     t2 = datetime(2026, 1, 20, 15, 30, 2, tzinfo=UTC)
+    t3 = datetime(2026, 1, 20, 15, 31, 10, tzinfo=UTC)
     assert rows == [
-        ("context-0", "prefill", 294848, 131072, t1, t2),
-        ("context-0", "prefill", 8192, 8192, t2, None),
+        ("context-0", "prefill", 294912, 131072, t1, t2, 15),
+        ("context-0", "prefill", 8192, 8192, t3, None, 32),
     ]
 
 
-def test_the_accounting_counts_the_pool_and_seq_len_lines(tmp_path: Path) -> None:
-    """9 evidence lines of 13 (README): all loaded; 4 other."""
-    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
+def test_the_accounting_counts_the_pool_seq_len_and_estimation_lines(tmp_path: Path) -> None:
+    """README: 21 evidence lines of 35, all loaded; 14 other."""
+    eng = DuckDBEngine(tmp_path / "c.duckdb")
+    with eng:
         report = ingest.ingest_into(
             eng, [LOG], profile="trtllm", role="prefill", clock=ingest.Clock()
         )
     s = report.inputs[0]
-    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (9, 9, 0, 0)
-    assert s.note == "lines=13 other=4"
+    assert (s.rows_read, s.rows_loaded, s.duplicates, s.quarantined) == (21, 21, 0, 0)
+    assert s.note == "lines=35 other=14"
+
+
+def test_a_restart_of_the_cpp_executor_without_end_lines_opens_a_new_span(
+    tmp_path: Path,
+) -> None:
+    """No `max_seq_len=` line ends the creations: the pool lines at 15:00 after the first
+    allocation open the second start. 4,607 x 64 = 294,848 from 14:00:00 to 15:00:00, then
+    128 x 64 = 8,192."""
+    log = _write(
+        tmp_path,
+        PY.format("14:00:00"),
+        CPP + "Number of blocks in KV cache primary pool: 4607",
+        CPP + "Number of tokens per block: 64.",
+        CPP + "[MemUsageChange] Allocated 62.99 GiB for max tokens in paged KV cache (294848).",
+        PY.format("15:00:00"),
+        CPP + "Number of blocks in KV cache primary pool: 128",
+        CPP + "Number of tokens per block: 64.",
+        CPP + "[MemUsageChange] Allocated 1.97 GiB for max tokens in paged KV cache (8192).",
+    )
+    with _load(tmp_path, log) as eng:
+        assert eng.rows("SELECT tokens, start_ts, end_ts FROM engine_capacity ORDER BY 2") == [
+            (
+                294848,
+                datetime(2026, 1, 20, 14, 0, tzinfo=UTC),
+                datetime(2026, 1, 20, 15, 0, tzinfo=UTC),
+            ),
+            (8192, datetime(2026, 1, 20, 15, 0, tzinfo=UTC), None),
+        ]
+
+
+def test_an_allocation_that_is_not_blocks_times_tokens_per_block_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The allocation line states primary blocks x tokens per block: 4,607 x 64 = 294,848,
+    but line 4 says 294,912. One start has one pool, so `forensics capacity` refuses,
+    naming line 2 (the smaller figure) and line 4."""
+    log = _write(
+        tmp_path,
+        PY.format("14:00:00"),
+        CPP + "Number of blocks in KV cache primary pool: 4607",
+        CPP + "Number of tokens per block: 64.",
+        CPP + "[MemUsageChange] Allocated 36.00 GiB for max tokens in paged KV cache (294912).",
+    )
+    with pytest.raises(InputError) as info:
+        pipeline.capacity([log], tmp_path / "c.duckdb", role="prefill")
+    assert (
+        f"its pool figures disagree, 4607 primary-pool blocks x 64 tokens per block ({log}:2) "
+        f"and paged KV cache (294912) ({log}:4)"
+    ) in info.value.what
+
+
+def test_an_allocation_cut_by_the_end_of_the_file_leaves_its_start_without_a_pool(
+    tmp_path: Path,
+) -> None:
+    """The file ends inside `(2949`: line 3 is quarantined (a `quarantined` fault), and its
+    start, whose only figure it held, has no span (`no_capacity`)."""
+    log = _write(
+        tmp_path,
+        PY.format("14:00:00"),
+        CPP + "Number of tokens per block: 32.",
+        CPP + "[MemUsageChange] Allocated 36.00 GiB for max tokens in paged KV cache (2949",
+        newline=False,
+    )
+    with _load(tmp_path, log) as eng:
+        assert eng.rows("SELECT count(*) FROM engine_capacity") == [(0,)]
+        assert eng.rows("SELECT kind, source_row FROM engine_faults ORDER BY kind") == [
+            ("no_capacity", 3),
+            ("quarantined", 3),
+        ]
+
+
+def test_a_kv_cache_with_a_pool_per_window_size_gives_no_span(tmp_path: Path) -> None:
+    """Variable sliding-window attention: one `Max KV cache blocks per sequence` line per
+    window size (4,096 and 131,072), one pool each; no single [[capacity]] entry states them,
+    so no span, and a `no_capacity` fault saying why, at line 2."""
+    line = (
+        CPP + "Max KV cache blocks per sequence: {} [window size={}], tokens per block=32, "
+        "primary blocks={}, secondary blocks=0, max sequence length=131072"
+    )
+    log = _write(
+        tmp_path,
+        PY.format("14:00:00"),
+        line.format(128, 4096, 4000),
+        line.format(4096, 131072, 4000),
+        CPP + "Number of tokens per block: 32.",
+        CPP + "[MemUsageChange] Allocated 2.00 GiB for max tokens in paged KV cache (256000).",
+    )
+    with _load(tmp_path, log) as eng:
+        assert eng.rows("SELECT count(*) FROM engine_capacity") == [(0,)]
+        assert eng.rows("SELECT kind, source_row, figure FROM engine_faults") == [
+            (
+                "no_capacity",
+                2,
+                "its KV cache has one pool per attention window size (variable sliding-window "
+                "attention: 131072, 4096), which no one [[capacity]] entry can state",
+            )
+        ]

@@ -157,9 +157,14 @@ def test_a_failed_start_has_no_span(tmp_path: Path) -> None:
         assert spans(eng) == []
 
 
-def test_a_number_cut_by_the_end_of_the_file_is_quarantined(tmp_path: Path) -> None:
+def test_a_number_cut_by_the_end_of_the_file_leaves_its_start_without_a_proven_pool(
+    tmp_path: Path,
+) -> None:
     """The last line `GPU KV cache size: 264,2` has no newline and no ` tokens`: it is
-    quarantined, and the span keeps the earlier 16,384."""
+    quarantined. With the engine's version unknown, the start's pool lines may be the
+    tensor-parallel workers' (0.8 - 0.11), of which vLLM keeps the smallest: the cut one may
+    have been it, so the start has no span (its requests match no [[capacity]] entry) and the
+    fault says why, naming line 3."""
     log = write(
         tmp_path,
         "p.log",
@@ -169,9 +174,18 @@ def test_a_number_cut_by_the_end_of_the_file_is_quarantined(tmp_path: Path) -> N
         newline=False,
     )
     with load(tmp_path, log, year=2026) as eng:
-        assert [s[1] for s in spans(eng)] == [16384, 16384]
+        assert spans(eng) == []
         (reason,) = eng.rows("SELECT reason FROM quarantine")[0]
         assert reason.startswith("line cut short")
+        assert eng.rows("SELECT kind, source_row, figure FROM engine_faults ORDER BY kind") == [
+            (
+                "no_capacity",
+                3,
+                "a pool line of this start was quarantined while others were read, and vLLM "
+                "keeps the smallest of them: the cut one may have held it",
+            ),
+            ("quarantined", 3, reason),
+        ]
 
 
 def test_a_context_length_refusal_states_prompt_and_limit_and_names_no_request(
@@ -247,8 +261,10 @@ def test_kv_faults_repeated_by_workers_are_one_row_and_duplicates(tmp_path: Path
         ]
 
 
-def test_lines_going_back_in_time_are_reported(tmp_path: Path) -> None:
-    """Line 3 (14:03:00) comes after line 2 (14:04:02): back_in_time=1 from line 3."""
+def test_a_line_going_back_in_time_is_a_fault_naming_both_lines(tmp_path: Path) -> None:
+    """Line 3 (14:03:00) comes after line 2 (14:04:02), more than a second back: the
+    time_back fault of every engine, printed by `forensics capacity`; the span is built in
+    time order (it opens at 14:04:02)."""
     log = write(
         tmp_path,
         "p.log",
@@ -256,15 +272,24 @@ def test_lines_going_back_in_time_are_reported(tmp_path: Path) -> None:
         "INFO 01-20 14:04:02 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
         "INFO 01-20 14:03:00 [loggers.py:250] Engine 000: GPU KV cache usage: 1.0%",
     )
-    eng = DuckDBEngine(tmp_path / "case.duckdb")
-    with eng:
-        report = ingest.ingest_into(eng, [log], profile="vllm", clock=ingest.Clock(year=2026))
-    assert "back_in_time=1 from line 3" in (report.inputs[0].note or "")
+    result = CliRunner().invoke(
+        app, ["capacity", str(log), "--db", str(tmp_path / "c.duckdb"), "--year", "2026"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        f"  fault: engine logs: {log}: line 3 (2026-01-20T14:03:00Z) is more than a second "
+        "before line 2 above it (2026-01-20T14:04:02Z): the log goes back in time (rotated logs "
+        "joined out of order?); its spans are built in time order"
+    ) in result.stdout
+    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
+        assert eng.rows("SELECT source_row, prev_row FROM engine_time_steps") == [(3, 2)]
+        assert spans(eng)[0][3] == utc(2026, 1, 20, 14, 4, 2)
 
 
 def test_two_files_of_one_node_interleaving_in_time_are_refused(tmp_path: Path) -> None:
-    """a/p.log covers 14:02:11-14:04:02, b/p.log 14:03:00-14:05:00: both node p, overlapping:
-    refused, and nothing is loaded."""
+    """a/p.log covers 14:02:11-14:04:02, b/p.log 14:03:00-14:05:00: both node p, both start a
+    server, overlapping: refused with the rule every engine shares (both files and the node
+    rule that tells them apart), and nothing is loaded."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     one = write(
@@ -280,10 +305,140 @@ def test_two_files_of_one_node_interleaving_in_time_are_refused(tmp_path: Path) 
         "INFO 01-20 14:05:00 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
     )
     eng = DuckDBEngine(tmp_path / "case.duckdb")
-    with eng, pytest.raises(InputError, match="interleave"):
+    with eng, pytest.raises(InputError) as info:
         ingest.ingest_into(eng, [one, two], profile="vllm", clock=ingest.Clock(year=2026))
+    assert info.value.where == f"{one}, {two}"
+    assert info.value.what.startswith(
+        "both logs give node 'p' and their lines interleave in time (2026-01-20T14:02:11Z .. "
+        "2026-01-20T14:04:02Z and 2026-01-20T14:03:00Z .. 2026-01-20T14:05:00Z)"
+    )
+    assert "'{folder}/{name}'" in info.value.line()
     with DuckDBEngine(tmp_path / "case.duckdb") as eng:
         assert not eng.table_exists("inputs") or eng.scalar("SELECT count(*) FROM inputs") == 0
+
+
+def test_a_node_rule_keeps_two_vllm_servers_of_one_name_apart(tmp_path: Path) -> None:
+    """The same two files with node `{folder}/{name}`: a/p and b/p, one span each."""
+    for rack, at in (("a", "14:02:11"), ("b", "14:03:00")):
+        (tmp_path / rack).mkdir()
+        write(
+            tmp_path / rack,
+            "p.log",
+            ARGS_NONE.replace("14:02:11", at),
+            "INFO 01-20 14:05:00 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+        )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        ingest.ingest_into(
+            eng,
+            [tmp_path / "a" / "p.log", tmp_path / "b" / "p.log"],
+            profile="vllm",
+            clock=ingest.Clock(year=2026),
+            node="{folder}/{name}",
+        )
+        assert eng.rows("SELECT DISTINCT node FROM engine_capacity ORDER BY node") == [
+            ("a/p",),
+            ("b/p",),
+        ]
+
+
+def test_a_torn_startup_line_is_a_quarantined_fault_and_its_start_has_no_pool(
+    tmp_path: Path,
+) -> None:
+    """Line 3 holds a pool figure cut mid-number by the next line (`GPU KV cache size: 16,3`
+    and no ` tokens`): quarantined, a `quarantined` fault, and the start (its only pool line)
+    has no capacity: `no_capacity` (none of its capacity lines could be read), no span."""
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_NONE,
+        "(EngineCore pid=3) INFO 01-20 14:02:40 [core.py:153] Initializing a V1 LLM engine (v0.17.1) with config: model='m', max_seq_len=8192",
+        "(EngineCore pid=3) INFO 01-20 14:04:02 [kv_cache_utils.py:1314] GPU KV cache size: 16,3",
+        "INFO 01-20 14:10:00 [loggers.py:250] Engine 000: GPU KV cache usage: 1.0%",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert spans(eng) == []
+        assert eng.rows("SELECT kind, source_row, figure FROM engine_faults ORDER BY kind") == [
+            ("no_capacity", 3, None),
+            ("quarantined", 3, "KV cache line without a whole number of tokens"),
+        ]
+
+
+def test_a_pool_of_zero_is_quarantined_as_a_figure_vllm_never_starts_with(tmp_path: Path) -> None:
+    """V0 prints `# GPU blocks: 0` and then raises "No available memory for the cache blocks":
+    the line is quarantined, never a span of 0 tokens."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 01-20 14:00:00 api_server.py:713] args: Namespace(model='m', max_model_len=4096)",
+        "INFO 01-20 14:01:00 gpu_executor.py:76] # GPU blocks: 0, # CPU blocks: 2048",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert spans(eng) == []
+        assert eng.rows("SELECT row, reason FROM quarantine") == [
+            (2, "impossible figure: a KV pool of 0 (vLLM does not start with one)")
+        ]
+
+
+def test_one_engine_cores_pool_lines_that_disagree_are_refused_naming_both(
+    tmp_path: Path,
+) -> None:
+    """From 0.12 an engine core prints one `KV cache size` line per start, after the
+    smallest of its workers: two of one process in one start (16,384 and 12,288) cannot both
+    be this server's. `forensics capacity` refuses, naming line 4 (the smaller) and line 3;
+    the case database keeps 12,288 with a note."""
+    core = "(EngineCore_DP0 pid=3) INFO 01-20 14:04:0{} [kv_cache_utils.py:1314] GPU KV cache size: {} tokens"
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        "(EngineCore_DP0 pid=3) INFO 01-20 14:02:40 [core.py:153] Initializing a V1 LLM engine (v0.17.1) with config: model='m', max_seq_len=131072",
+        core.format(2, "16,384"),
+        core.format(3, "12,288"),
+    )
+    result = CliRunner().invoke(
+        app, ["capacity", str(log), "--db", str(tmp_path / "c.duckdb"), "--year", "2026"]
+    )
+    assert result.exit_code != 0
+    assert (
+        f"its pool figures disagree, GPU KV cache size: 12288 tokens ({log}:4) and GPU KV "
+        f"cache size: 16384 tokens ({log}:3)"
+    ) in result.stderr
+    with DuckDBEngine(tmp_path / "c.duckdb") as eng:
+        assert [s[1] for s in spans(eng)] == [12288]
+
+
+def test_tensor_parallel_workers_of_0_8_to_0_11_may_differ(tmp_path: Path) -> None:
+    """0.11 prints one line per tensor-parallel worker, from one process, before the
+    scheduler takes the smallest: 432,000 and 431,984 are one start of 431,984, no fault."""
+    core = "(EngineCore_DP0 pid=3) INFO 01-20 14:04:02 [kv_cache_utils.py:1087] GPU KV cache size: {} tokens"
+    log = write(
+        tmp_path,
+        "p.log",
+        ARGS_P,
+        "(EngineCore_DP0 pid=3) INFO 01-20 14:02:40 [core.py:74] Initializing a V1 LLM engine (v0.11.0) with config: model='m', max_seq_len=131072",
+        core.format("432,000"),
+        core.format("431,984"),
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert [s[1] for s in spans(eng)] == [431984]
+        assert eng.rows("SELECT kind FROM engine_faults") == []
+
+
+def test_v0_block_counts_of_one_start_that_disagree_are_refused(tmp_path: Path) -> None:
+    """V0 prints its block count once per start, after the smallest of its workers: 1,000
+    then 900 in one start is a disagreement (lines 2 and 3)."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 01-20 14:00:00 api_server.py:713] args: Namespace(model='m', max_model_len=4096)",
+        "INFO 01-20 14:01:00 executor_base.py:111] # cuda blocks: 1000, # CPU blocks: 2048",
+        "INFO 01-20 14:01:01 executor_base.py:111] # cuda blocks: 900, # CPU blocks: 2048",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert eng.rows(
+            "SELECT kind, refuses, source_row, figure, other_row, other_figure FROM engine_faults"
+        ) == [("disagreement", True, 3, "# cuda blocks: 900", 2, "# cuda blocks: 1000")]
 
 
 def test_kv_faults_reconcile_with_the_gateway_and_widen_the_range(tmp_path: Path) -> None:

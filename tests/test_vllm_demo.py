@@ -58,6 +58,23 @@ def test_the_capacity_spans_cross_the_new_year_window(duck: Path) -> None:
     ]
 
 
+def test_the_reports_what_happened_tells_the_kv_transfer_faults_not_a_small_pool(
+    duck: Path,
+) -> None:
+    """README: every pool (431,984 and 862,400 tokens) is larger than the 131,072-token
+    context window, and the engines logged KV transfer faults for 5 requests: the opening
+    paragraph says so, not that a pool was smaller than the window."""
+    html = (duck / "report.html").read_text()
+    start = html.index("<strong>What happened.</strong>")
+    text = " ".join(html[start : html.index("</div>", start)].split())
+    assert "The prefill KV-cache pool was smaller" not in text
+    assert (
+        "No prefill KV-cache pool in the case's evidence was smaller than the advertised "
+        "context window of 131,072 tokens."
+    ) in text
+    assert "The engines' own logs record KV transfer faults for 5 request(s)" in text
+
+
 def test_the_report_shows_pool_usage_under_the_timeline(duck: Path) -> None:
     assert 'id="chart-pool-usage"' in (duck / "report.html").read_text()
 

@@ -1,4 +1,4 @@
-"""The KV pool capacity timeline that SGLang server logs prove (`engine_capacity`, written by
+"""The KV pool capacity timeline that engine server logs prove (`engine_capacity`, written by
 ingest), and the pre-flight findings: every span whose pool is smaller than the context
 window (the one given, else the `context_len` the server logged), with the danger band of
 prompt sizes the tokenizer passes but the scheduler refuses: from the span's admission limit
@@ -124,10 +124,11 @@ def fault_text(fault: dict[str, Any], where: Callable[[str], str] = str) -> str:
             f"{no_entry} is right"
         )
     if kind == "no_capacity":
+        why = fault["figure"] or "none of this start's capacity lines could be read"
+        said = at if fault["figure"] else f"{at} was quarantined"
         return (
-            f"engine logs: {node} from {ts}: none of this start's capacity lines could be read "
-            f"({at} was quarantined): it has no [[capacity]] entry, and requests there match "
-            "none"
+            f"engine logs: {node} from {ts}: {why} ({said}): it has no [[capacity]] entry, and "
+            "requests there match none"
         )
     if kind == "time_back":
         return (

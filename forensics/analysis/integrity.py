@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -63,11 +64,16 @@ _SCHEMA = {"key": pl.String, "value": pl.String}
 def case_digest(case: Case, *, analysis_only: bool = False) -> str:
     """sha256 of the case file's effective content (see the module doc); paths count relative
     to the case file, so moving the case folder keeps it. `analysis_only` leaves out what no
-    analysis reads (`[notify]`: the notices' texts), so rewording a notice needs no re-analysis."""
+    analysis reads (`[notify]`, `[[exclude]] notify`, `[[event]] audience`: the notices'
+    texts and readers), so rewording a notice needs no re-analysis."""
     body = _plain(asdict(case), case.folder)
     body.pop("path", None)
-    if analysis_only:
+    if analysis_only:  # what only notify reads: who is notified, who reads an event
         body.pop("notify", None)
+        for exclusion in body["exclusions"]:
+            exclusion.pop("notify", None)
+        for event in body["events"]:
+            event.pop("audience", None)
     for exclusion in body["exclusions"]:  # where ids are written: lines move with comments
         exclusion.pop("places", None)
         exclusion.pop("comments", None)
@@ -218,7 +224,9 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     files, not_hashed = [], []
     for output in sorted(outputs, key=lambda o: o.path):
         reason = (
-            NOT_HASHED["/"] if output.source.is_dir() else NOT_HASHED.get(Path(output.path).suffix)
+            NOT_HASHED["/"]
+            if output.path.endswith("/") or output.source.is_dir()
+            else NOT_HASHED.get(os.path.splitext(output.path)[1])
         )
         entry = {"path": output.path, "written_by": output.written_by}
         if reason is not None:
@@ -247,10 +255,15 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
 
 
 def files_under(path: Path) -> list[Path]:
-    """`path`, or every file under it when it is a folder (e.g. notify/notices/)."""
-    if path.is_dir():
-        return sorted(f for f in path.rglob("*") if f.is_file())
-    return [path]
+    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted."""
+    if not path.is_dir():
+        return [path]
+    found = [
+        os.path.join(folder, name)
+        for folder, _, files in os.walk(path)  # strings: thousands of notices, no Path each
+        for name in files
+    ]
+    return [Path(f) for f in sorted(found, key=lambda f: f.split(os.sep))]
 
 
 def _file_hash(path: Path) -> dict[str, Any]:

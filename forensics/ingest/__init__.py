@@ -47,8 +47,8 @@ __all__ = [
     "resolve_mapping",
 ]
 
-# the readers of engine logs other than SGLang's, by input format
-ENGINE_READERS = {f.name: f for f in (vllm.FORMAT, trtllm.FORMAT)}
+# the readers of engine logs, by input format
+ENGINE_READERS = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, trtllm.FORMAT)}
 SCRATCH_PREFIX = "forensics-ingest-"  # decompressed prefixes: TEMP/forensics-ingest-PID-XXXX
 
 
@@ -156,7 +156,7 @@ def ingest_into(
     m = mapping if isinstance(mapping, Mapping) else resolve_mapping(mapping, profile)
     notes: list[str] = []
     files = resolve_inputs(paths, m.format, notes)
-    if m.format == "sglang" or m.format in ENGINE_READERS:
+    if m.format in ENGINE_READERS:
         if force:
             raise InputError(
                 f"{option('force')} does not apply to engine logs (profile {m.format})",
@@ -164,12 +164,9 @@ def ingest_into(
                 fix=f"ingest the engine logs into a new {option('db')}",
             )
         with step(progress, "ingest: engine logs", _bytes(files), "bytes") as bar:
-            if m.format == "sglang":
-                loaded = sglang.ingest_logs(engine, files, node=node, role=role)
-            else:
-                loaded = engine_logs.ingest_logs(
-                    engine, ENGINE_READERS[m.format], files, clock or Clock(), node, role
-                )
+            loaded = engine_logs.ingest_logs(
+                engine, ENGINE_READERS[m.format], files, clock, node, role
+            )
             stats = [_with_reasons(engine, s) for s in loaded]
             bar.advance(sum(s.bytes for s in stats))
         report = IngestReport(inputs=stats, warnings=notes)

@@ -1,61 +1,91 @@
-"""Engine logs of vLLM and TensorRT-LLM as evidence (profiles `vllm`, `trtllm`), read into the
-tables SGLang's logs fill (docs/engine-logs.md): `engine_startup` -> `engine_capacity`,
-`engine_requests`, `engine_aborts` (kind `rejected`), and `engine_kv_faults`,
-`engine_pool_usage`.
+"""Engine server logs as evidence: one reader loop for every engine (SGLang, vLLM,
+TensorRT-LLM; docs/engine-logs.md), each engine a `LogFormat` naming its own queries.
 
-One reader per engine (`vllm`, `trtllm`: a `LogFormat` naming its queries); this module runs
-any of them the way `sglang.ingest_logs` runs SGLang's: each file parsed DuckDB-natively
-(`queries/<engine>/parse.sql`), its evidence lines loaded, duplicated or quarantined
-(rows_read = rows_loaded + duplicates + quarantined), all files of one call in one
-transaction, an input already ingested (same sha256) not read again.
+`ingest_logs(engine, fmt, files, clock, node=, role=)` reads each log DuckDB-natively (whole
+lines, numbered from 1, matched with regular expressions in `queries/<engine>/parse.sql`) into
+the engine tables (`queries/engine_logs/schema.sql`): the engine's own inserts
+(`engine_startup`, `engine_requests`, `engine_aborts`), then, for every engine alike,
+`engine_kv_faults`, `engine_pool_usage`, `quarantine`, `engine_sources` (per log: node, first
+and last evidence line time, startup lines) and `engine_time_steps` (evidence lines more than
+a second before the line above them). Then `engine_starts`, `engine_capacity` and
+`engine_faults` are rebuilt over every engine (`capacity_spans`), since a span ends at the
+node's next start.
 
-Rules every reader keeps: a number the file cuts short (its last line without a newline) is
-quarantined, never read as a figure; lines whose time goes back are counted in the input's
-note (`back_in_time=N from line L`); two files of one node whose times interleave are refused
-(rotated logs follow one another); `engine_capacity` is rebuilt over every engine after
-each ingest (`rebuild_capacity`), so a span ends at the node's next start.
+Rules every engine keeps: rows_read = evidence lines = rows_loaded + duplicates + quarantined
+(other output is counted in the note, `lines=N other=K`); the last line of a file that ends
+without a newline is cut short and gives no figure (`torn_row`); two logs of one node id
+that both start a server and whose lines interleave in time are refused, naming both and the
+node rule that tells them apart (`_refuse_clashes`); a log going back in time, a quarantined
+startup line, pool figures of one start that disagree and a start without a readable pool
+are `engine_faults`. All files of one call commit in one transaction (a failure changes
+nothing); a file already in `inputs` (same sha256) is not read again.
+
+The node id is `node`, or the file name without `.log`/`.gz`/`.zst`/`.txt` (a metrics export
+named by the hour only, `sglang-request-metrics-YYYYMMDD_HH.log`, takes its folder's name); a
+`node` holding `{name}` or `{folder}` is a rule filled per file (`{folder}/{name}`). The role
+is `role`, else the one the log's lines give (`LogFormat.role`), else the one role the
+node's other inputs name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import re
+import zlib
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import zstandard
 
 from .. import schema
 from ..engines import DuckDBEngine, queries
 from ..errors import InputError, option
+from ..formats import iso_z
 from ..schema import InputStats
-from .capacity_spans import ensure_tables, rebuild_capacity, register
+from .capacity_spans import rebuild_capacity, register
 from .inputfile import hash_file, literal_path
-from .sglang import LINE_DELIM, node_id
 
 _PARSED = "_engine_parsed"
+_SUFFIXES = (".gz", ".zst", ".log", ".txt")
+_UNKNOWN_ROLE = " role=unknown (give its role)"
+# SGLang's metrics exporter's hourly file (request_metrics_exporter.py): named by the hour only
+_METRICS_FILE = re.compile(r"^sglang-request-metrics-\d{8}_\d{2}$")
+
+# the tables every engine's parsed lines feed, after the engine's own (engine_startup first)
+_SHARED_INSERTS = (
+    ("engine_kv_faults", "engine_logs/insert_kv_faults"),
+    ("engine_pool_usage", "engine_logs/insert_usage"),
+    ("quarantine", "engine_logs/insert_quarantine"),
+    ("engine_sources", "engine_logs/insert_source"),
+    ("engine_time_steps", "engine_logs/time_steps"),
+)
+
+register(faults="engine_logs/faults")
 
 
 @dataclass(frozen=True)
 class LogFormat:
-    """One engine's reader: its name (the input format), what it is called in messages,
-    whether its lines name no year, and its queries: `parse` (one row per evidence line,
-    into _engine_parsed), the inserts into engine_startup / engine_requests /
-    engine_aborts, and `role` (the roles its lines give)."""
+    """One engine's reader: its name (the input format), what messages call it, and its
+    queries: `parse` (one row per evidence line into _engine_parsed, with at least
+    source_row, kind, ts, reason, raw, rid, usage_pct), `inserts` ((table, query) pairs over
+    _engine_parsed, engine_startup first), `role` (one row per role its lines give; None: they
+    give none), `counts` (loaded, duplicates, quarantined; None: KV fault repeats are the
+    duplicates) and `finish` (run once after all files of a call). `roles`: what `role` may
+    be given as; `needs_year`: its lines name no year (a `Clock` gives it)."""
 
     name: str
     title: str
-    needs_year: bool
     parse: str
-    insert_startup: str
-    insert_requests: str
-    insert_aborts: str
-    role: str
-
-
-register("engine_logs", schema_query="engine_logs/schema", capacity_query=None)
+    inserts: tuple[tuple[str, str], ...]
+    role: str | None = None
+    counts: str | None = None
+    finish: tuple[str, ...] = ()
+    roles: tuple[str, ...] = (*schema.ROLES, "both")
+    needs_year: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,42 +113,111 @@ def check_timezone(name: str | None) -> str:
     return zone
 
 
+# --- node ids ----------------------------------------------------------------------------------
+
+
+def node_from_path(path: Path) -> str:
+    """The node id a log's file name implies: its name without .log/.gz/.zst/.txt; for a
+    metrics export (`sglang-request-metrics-YYYYMMDD_HH.log`), the name of its folder."""
+    name = _stem(path)
+    if _METRICS_FILE.match(name) and path.parent.name:
+        return path.parent.name
+    return name
+
+
+def _stem(path: Path) -> str:
+    """A log's file name without .log/.gz/.zst/.txt."""
+    name = path.name
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                changed = True
+    return name
+
+
+def node_id(path: Path, node: str | None = None) -> str:
+    """The node id of a log: `node` as given, or filled per file where it holds `{name}` (what
+    the file name implies, `node_from_path`) or `{folder}` (the name of the folder that holds
+    the file, or a metrics export's node folder); the file name's node without `node`."""
+    name = node_from_path(path)
+    if node is None:
+        return name
+    if "{" not in node and "}" not in node:
+        return node
+    holder = Path(path).absolute().parent
+    if _METRICS_FILE.match(_stem(path)) and Path(path).parent.name:
+        holder = holder.parent  # a metrics export: its folder names the node
+    try:
+        return node.format_map({"name": name, "folder": holder.name})
+    except (KeyError, ValueError, IndexError, AttributeError) as e:
+        raise InputError(
+            f"node rule {node!r} cannot be filled ({type(e).__name__}: {e})",
+            where=option("node"),
+            fix="use {name} (the file name) and {folder} (its folder), e.g. '{folder}/{name}'",
+        ) from None
+
+
+# --- the files ---------------------------------------------------------------------------------
+
+
 def torn_row(path: Path, lines: int) -> int:
-    """The number of the file's last line when the file ends without a newline (a line cut
-    short), else 0. A .zst file is taken as whole (its end is not checked)."""
+    """The number of the file's last line when its (decompressed) text ends without a newline
+    (a line cut short: its last figure may be incomplete), else 0; a compressed stream that
+    breaks off ends without one."""
     if lines == 0:
         return 0
+    suffix = path.suffix.lower()
     try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                last = b""
-                while chunk := f.read(1 << 20):
+        if suffix in (".gz", ".zst"):
+            last = b""
+            with path.open("rb") as raw:
+                text: gzip.GzipFile | zstandard.ZstdDecompressionReader = (
+                    gzip.GzipFile(fileobj=raw)
+                    if suffix == ".gz"
+                    else zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+                )
+                while chunk := text.read(1 << 20):
                     last = chunk[-1:]
-        elif path.name.endswith(".zst"):
-            return 0
         else:
-            with path.open("rb") as f:
-                f.seek(-1, 2)
-                last = f.read(1)
-    except (OSError, EOFError):
-        return 0
-    return 0 if last in (b"\n", b"") else lines
+            with path.open("rb") as plain:
+                plain.seek(-1, 2)
+                last = plain.read(1)
+    except (OSError, EOFError, zlib.error, zstandard.ZstdError):
+        return lines
+    return 0 if last == b"\n" else lines
+
+
+def ensure_tables(engine: DuckDBEngine) -> None:
+    """Create the bookkeeping and engine evidence tables if missing."""
+    engine.execute(schema.INPUTS_DDL)
+    engine.execute(schema.QUARANTINE_DDL)
+    engine.run("engine_logs/schema")
+
+
+# --- the reader loop ---------------------------------------------------------------------------
 
 
 def ingest_logs(
     engine: DuckDBEngine,
     fmt: LogFormat,
     files: list[Path],
-    clock: Clock,
+    clock: Clock | None = None,
     node: str | None = None,
     role: str | None = None,
 ) -> list[InputStats]:
     """Load one engine's logs into the engine tables; one InputStats per file, in order. All
     files commit in one transaction: a file that cannot be read, a log with no year to read
-    it by, or two files of one node that interleave raise InputError and change nothing."""
-    if role is not None and role not in (*schema.ROLES, "both"):
+    it by, contradictory roles or two logs of one node that interleave raise InputError and
+    change nothing."""
+    clock = clock or Clock()
+    if role is not None and role not in fmt.roles:
         raise InputError(
-            f"unknown engine role {role!r}", where=option("role"), fix="use prefill or decode"
+            f"unknown engine role {role!r}",
+            where=option("role"),
+            fix=f"use {' or '.join(', '.join(fmt.roles).rsplit(', ', 1))}",
         )
     if fmt.needs_year and clock.year is None and clock.anchor is None:
         raise InputError(
@@ -130,33 +229,38 @@ def ingest_logs(
     with engine.transaction():
         ensure_tables(engine)
         out = []
-        nodes: set[str] = set()
         for path in files:
             path = Path(path)
             if not path.is_file():
                 raise InputError("no such log file", where=str(path), fix="check the path")
             digest = hash_file(path)
-            prior = engine.rows(
-                "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs "
-                "WHERE sha256 = $sha",
-                sha=digest,
-            )
-            if prior:
-                read, loaded, dups, quarantined = prior[0]
-                note = (
-                    f"already ingested (same sha256): nothing changed (then: {read:,} read, "
-                    f"{loaded:,} loaded, {dups:,} duplicates, {quarantined:,} quarantined)"
-                )
-                out.append(
-                    InputStats(str(path), digest, path.stat().st_size, 0, 0, 0, 0, fmt.name, note)
-                )
-                continue
-            this_node = node_id(path, node)
-            nodes.add(this_node)
-            out.append(_ingest_one(engine, fmt, path, digest, clock, this_node, role))
-        _check_interleave(engine, sorted(nodes))
-        rebuild_capacity(engine)
-        return out
+            stats = _already(engine, fmt, path, digest)
+            if stats is None:
+                stats = _ingest_one(engine, fmt, path, digest, clock, node_id(path, node), role)
+            out.append(stats)
+        _refuse_clashes(engine)
+        for query in fmt.finish:
+            engine.run(query)
+        engine.run("engine_logs/fill_roles")
+        rebuild_capacity(engine)  # every engine's starts, spans and faults
+        return [_role_note(engine, s) for s in out]
+
+
+def _already(engine: DuckDBEngine, fmt: LogFormat, path: Path, digest: str) -> InputStats | None:
+    """The InputStats of a log already ingested (same sha256): zeros, as this call read and
+    loaded nothing of it, with the earlier figures in the note; None for a new log."""
+    prior = engine.rows(
+        "SELECT rows_read, rows_loaded, duplicates, quarantined FROM inputs WHERE sha256 = $sha",
+        sha=digest,
+    )
+    if not prior:
+        return None
+    read, loaded, duplicates, quarantined = prior[0]
+    note = (
+        f"already ingested (same sha256): nothing changed (then: {read:,} read, "
+        f"{loaded:,} loaded, {duplicates:,} duplicates, {quarantined:,} quarantined)"
+    )
+    return InputStats(str(path), digest, path.stat().st_size, 0, 0, 0, 0, fmt.name, note)
 
 
 def _ingest_one(
@@ -168,12 +272,12 @@ def _ingest_one(
     node: str,
     role: str | None,
 ) -> InputStats:
-    params = {"path": literal_path(str(path)), "delim": LINE_DELIM}
+    literal = literal_path(str(path))
     try:
-        lines = int(engine.scalar(queries.load("engine_logs/lines"), **params))
+        lines = int(engine.scalar(queries.load("engine_logs/lines"), path=literal))
         engine.execute(
             f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS {queries.load(fmt.parse)}",
-            **params,
+            path=literal,
             year=clock.year,
             anchor=clock.anchor.replace(tzinfo=None) if clock.anchor else None,
             timezone=clock.timezone,
@@ -181,37 +285,27 @@ def _ingest_one(
         )
     except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as e:
         raise InputError(
-            f"cannot read as a {fmt.title} log: {str(e).splitlines()[0]}",
+            f"cannot read as {_article(fmt.title)} {fmt.title} log: {str(e).splitlines()[0]}",
             where=str(path),
             fix="give a text log (.log, .gz or .zst)",
         ) from None
     server_role = role or _role(engine, fmt, path)
     ids = {"node": node, "role": server_role, "source": str(path)}
-    loaded, duplicates, quarantined, back, first_back = engine.rows(
-        queries.load("engine_logs/counts"), node=node
+    loaded, duplicates, quarantined = engine.rows(
+        queries.load(fmt.counts or "engine_logs/counts"), node=node
     )[0]
-    for table, query in (
-        ("engine_startup", fmt.insert_startup),
-        ("engine_requests", fmt.insert_requests),
-        ("engine_aborts", fmt.insert_aborts),
-        ("engine_kv_faults", "engine_logs/insert_kv_faults"),
-        ("engine_pool_usage", "engine_logs/insert_usage"),
-        ("quarantine", "engine_logs/insert_quarantine"),
-    ):
+    for table, query in (*fmt.inserts, *_SHARED_INSERTS):
         engine.execute(f"INSERT INTO {table} BY NAME {queries.load(query)}", **ids)
     read = loaded + duplicates + quarantined
     note = f"lines={lines} other={lines - read}"
-    if back:
-        note += f" back_in_time={back} from line {first_back}"
     if server_role is None:
-        note += " role=unknown (give its role)"
-    engine.execute(
-        "INSERT INTO inputs (path, sha256, bytes, rows_read, rows_loaded, duplicates, "
-        "quarantined, format, note) VALUES ($path, $sha256, $bytes, $rows_read, $rows_loaded, "
-        "$duplicates, $quarantined, $format, $note)",
+        note += _UNKNOWN_ROLE
+    size = path.stat().st_size
+    engine.run(
+        "engine_logs/record_input",
         path=str(path),
         sha256=digest,
-        bytes=path.stat().st_size,
+        bytes=size,
         rows_read=read,
         rows_loaded=loaded,
         duplicates=duplicates,
@@ -220,43 +314,62 @@ def _ingest_one(
         note=note,
     )
     engine.execute(f"DROP TABLE IF EXISTS {_PARSED}")
-    size = path.stat().st_size
-    counts = (read, loaded, duplicates, quarantined)
-    return InputStats(str(path), digest, size, *counts, fmt.name, note)
+    return InputStats(
+        str(path), digest, size, read, loaded, duplicates, quarantined, fmt.name, note
+    )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].upper() in "AEIOS" else "a"
 
 
 def _role(engine: DuckDBEngine, fmt: LogFormat, path: Path) -> str | None:
-    """The role the log's own lines give (vLLM: kv_role of its args dumps); InputError when
-    its starts disagree."""
+    """The role the parsed log's own lines give (None when they give none); InputError when
+    they give more than one."""
+    if fmt.role is None:
+        return None
     found = sorted(r for (r,) in engine.rows(queries.load(fmt.role)))
     if len(found) > 1:
         raise InputError(
-            f"log holds starts of different roles ({', '.join(found)})",
+            f"log holds lines of both roles ({', '.join(found)})",
             where=str(path),
             fix=f"split it per server, or give {option('role')}",
         )
     return found[0] if found else None
 
 
-def _check_interleave(engine: DuckDBEngine, nodes: list[str]) -> None:
-    """InputError when two files of one node cover overlapping times."""
-    if not nodes:
+def _refuse_clashes(engine: DuckDBEngine) -> None:
+    """InputError when two logs of one node id both start servers and their lines interleave
+    in time: two servers (or two copies of one log) that a merge would make one."""
+    clashes = engine.rows(queries.load("engine_logs/clashes"))
+    if not clashes:
         return
-    rows = engine.rows(queries.load("engine_logs/span_of_sources"), nodes=nodes)
-    last: dict[str, tuple[str, datetime]] = {}
-    for node, source, first, end in rows:
-        prev = last.get(node)
-        if prev is not None and first < prev[1]:
-            raise InputError(
-                f"two files of node {node} interleave in time ({prev[0]} runs to "
-                f"{prev[1].isoformat()}, {source} starts at {first.isoformat()})",
-                where=f"{prev[0]}, {source}",
-                fix=f"give each server its own {option('node')}, or ingest the logs of "
-                "different servers under different file names",
-            )
-        if prev is None or end > prev[1]:
-            last[node] = (source, end)
+    node, a, a_first, a_last, b, b_first, b_last = clashes[0]
+    more = f" (and {len(clashes) - 1} more such pair(s))" if len(clashes) > 1 else ""
+    raise InputError(
+        f"both logs give node {node!r} and their lines interleave in time "
+        f"({iso_z(a_first)} .. {iso_z(a_last)} and {iso_z(b_first)} .. {iso_z(b_last)}): two "
+        f"servers, or two copies of one log, would be merged into one{more}",
+        where=f"{a}, {b}",
+        fix=f"tell them apart by a node-id rule that matches the gateway's node names, e.g. "
+        f"{option('node')} '{{folder}}/{{name}}' (in a case file: node = \"{{folder}}/{{name}}\" "
+        "in the [[source]]), or give one copy of a log only",
+    )
 
+
+def _role_note(engine: DuckDBEngine, stats: InputStats) -> InputStats:
+    """The note of an input whose role stayed unknown (nor its node's other inputs tell)."""
+    if not stats.note or not stats.note.endswith(_UNKNOWN_ROLE):
+        return stats
+    roleless, with_role = engine.rows(queries.load("engine_logs/roleless"), source=stats.path)[0]
+    if roleless or not with_role:
+        return stats
+    note = stats.note[: -len(_UNKNOWN_ROLE)] + " role=from its node"
+    engine.run("engine_logs/set_note", note=note, sha256=stats.sha256)
+    return dataclasses.replace(stats, note=note)
+
+
+# --- which engine wrote a log ------------------------------------------------------------------
 
 _SNIFF_LINES = 400
 _SNIFF = (

@@ -4,40 +4,28 @@
 Parsed by `queries/vllm/parse.sql`, loaded by `engine_logs.ingest_logs`: the args dump
 (role from kv_role, block_size, max_model_len), the engine config line, `Using max model
 len`, the pool lines (`# GPU blocks: N`, `KV cache size: N tokens`), a failed start ->
-`engine_startup` -> `engine_capacity`; context-length refusals -> `engine_aborts` kind
-`rejected`; NixlConnector's expired / invalid KV block lines -> `engine_kv_faults`; request,
-abort and preemption lines -> `engine_requests`; `KV cache usage: P%` -> `engine_pool_usage`.
-vLLM prints no year and no zone: a `Clock` gives them.
+`engine_startup` -> `engine_starts` (`queries/vllm/starts.sql`) -> `engine_capacity`;
+context-length refusals -> `engine_aborts` kind `rejected`; NixlConnector's expired / invalid
+KV block lines -> `engine_kv_faults`; request, abort and preemption lines -> `engine_requests`;
+`KV cache usage: P%` -> `engine_pool_usage`. vLLM prints no year and no zone: a `Clock` gives
+them.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..engines import DuckDBEngine
-from ..schema import InputStats
 from .capacity_spans import register
-from .engine_logs import Clock, LogFormat, ingest_logs
+from .engine_logs import LogFormat
 
 FORMAT = LogFormat(
     "vllm",
     "vLLM",
-    needs_year=True,
     parse="vllm/parse",
-    insert_startup="vllm/insert_startup",
-    insert_requests="vllm/insert_requests",
-    insert_aborts="vllm/insert_aborts",
+    inserts=(
+        ("engine_startup", "vllm/insert_startup"),
+        ("engine_requests", "vllm/insert_requests"),
+        ("engine_aborts", "vllm/insert_aborts"),
+    ),
     role="vllm/role",
+    needs_year=True,
 )
-register("vllm", schema_query=None, capacity_query="vllm/capacity")
-
-
-def ingest(
-    engine: DuckDBEngine,
-    files: list[Path],
-    clock: Clock,
-    node: str | None = None,
-    role: str | None = None,
-) -> list[InputStats]:
-    """Load vLLM server logs into the engine tables; one InputStats per file, in order."""
-    return ingest_logs(engine, FORMAT, files, clock, node=node, role=role)
+register(starts="vllm/starts", capacity="vllm/capacity")

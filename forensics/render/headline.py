@@ -14,26 +14,28 @@ def headline(summary: dict[str, Any], out: Path | None = None) -> str:
     """The headline of a summary (and the output folder, when given)."""
     s = summary
     excluded = s.get("excluded_by_reason") or {}
-    excluded_text = ", ".join(f"{reason} {n}" for reason, n in sorted(excluded.items())) or "none"
+    excluded_text = (
+        ", ".join(f"{reason} {_n(n)}" for reason, n in sorted(excluded.items())) or "none"
+    )
     owners_info = s.get("data_owners") or {}
     owners_text = (
-        f"{owners_info.get('accounts', 0)} account(s), {owners_info.get('requests', 0)} "
+        f"{_n(owners_info.get('accounts', 0))} account(s), {_n(owners_info.get('requests', 0))} "
         f"request(s) ({owners_info.get('policy')}, {owners_info.get('status')})"
     )
     flagged = ", ".join(s.get("flagged_accounts") or [])
     ingest = s.get("ingest") or {}
     lines = [
         f"{s.get('name')}",
-        f"exposed responses: {s.get('exposure_count')}{range_text(s)}",
+        f"exposed responses: {_n(s.get('exposure_count'))}{range_text(s)}",
         *scope_lines(s),
-        f"affected accounts: {s.get('affected_accounts')}",
-        f"excluded (by reason): {excluded_text}",
+        f"affected accounts: {_n(s.get('affected_accounts'))}",
+        f"excluded (requests, by reason): {excluded_text}",
         f"data owners: {owners_text}",
         f"verdict: {s.get('verdict')}" + (f" (flagged: {flagged})" if flagged else ""),
         *other_models_lines(s),
-        f"ingest: {ingest.get('rows_read', 0)} record(s) read, {ingest.get('rows_loaded', 0)} "
-        f"loaded, {ingest.get('duplicates', 0)} duplicate(s), "
-        f"{ingest.get('quarantined', 0)} quarantined"
+        f"ingest: {_n(ingest.get('rows_read', 0))} record(s) read, "
+        f"{_n(ingest.get('rows_loaded', 0))} loaded, {_n(ingest.get('duplicates', 0))} "
+        f"duplicate(s), {_n(ingest.get('quarantined', 0))} quarantined"
         + (" (each with its reason in the quarantine table)" if ingest.get("quarantined") else ""),
     ]
     lines.extend(engine_lines(s))
@@ -88,15 +90,15 @@ def other_models_lines(summary: dict[str, Any]) -> list[str]:
     known = requests - sum(int(r.get("unknown_capacity") or 0) for r in others)
     if not known:
         return [
-            f"other models: capacity unknown for all {requests} of their requests "
+            f"other models: capacity unknown for all {_n(requests)} of their requests "
             f"({len(others)} model(s)): no count of requests above their pool"
         ]
     over = [(r["model"], int(r.get("over_capacity") or 0)) for r in others]
     total = sum(n for _, n in over)
-    which = ", ".join(f"{model} {n}" for model, n in over if n)
+    which = ", ".join(f"{model} {_n(n)}" for model, n in over if n)
     share = known * 100 // requests
     return [
-        f"other models: {total} requests above their pool"
+        f"other models: {_n(total)} requests above their pool"
         + (f" ({which})" if which else "")
         + f"; capacity known for {share if share else '<1'}% of their requests"
     ]
@@ -110,22 +112,22 @@ def engine_lines(summary: dict[str, Any]) -> list[str]:
     rec = summary.get("engine_reconciliation")
     if rec is not None:
         lines.append(
-            f"engine-confirmed: {summary.get('engine_confirmed')} of "
-            f"{summary.get('exposure_count')} exposed responses "
-            f"(bug signature in the engine logs: {summary.get('engine_signature')})"
+            f"engine-confirmed: {_n(summary.get('engine_confirmed'))} of "
+            f"{_n(summary.get('exposure_count'))} exposed responses "
+            f"(bug signature in the engine logs: {_n(summary.get('engine_signature'))})"
         )
-        parts = [f"matched {rec['matched']['count']}"]
+        parts = [f"matched {_n(rec['matched']['count'])}"]
         for side, label in (("gateway_only", "gateway-only"), ("engine_only", "engine-only")):
             reasons = rec[side]["reasons"]
-            detail = "; ".join(f"{r} {v['count']}" for r, v in sorted(reasons.items()))
-            parts.append(f"{label} {rec[side]['count']}" + (f" ({detail})" if detail else ""))
+            detail = "; ".join(f"{r} {_n(v['count'])}" for r, v in sorted(reasons.items()))
+            parts.append(f"{label} {_n(rec[side]['count'])}" + (f" ({detail})" if detail else ""))
         lines.append("engine reconciliation: " + ", ".join(parts))
     else:
         lines.append(f"engine signature: {summary.get('engine_signature')} (no gateway bands)")
     if summary.get("engine_refused"):
         lines.append(
             f"engine refused without a KV transfer (SGLang 0.5.21+, no exposure): "
-            f"{summary.get('engine_refused')} request(s)"
+            f"{_n(summary.get('engine_refused'))} request(s)"
         )
     findings = summary.get("preflight") or []
     nodes = sorted({f["node"] for f in findings})
@@ -141,7 +143,12 @@ def range_text(summary: dict[str, Any]) -> str:
     rng = summary.get("exposure_range")
     if not isinstance(rng, dict):
         return ""
-    return f" (range {rng.get('min')}-{rng.get('max')})"
+    return f" (range {_n(rng.get('min'))}-{_n(rng.get('max'))})"
+
+
+def _n(value: Any) -> str:
+    """A count with thousands separators (`77,731`); anything else as it is."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def scope_lines(summary: dict[str, Any]) -> list[str]:
@@ -150,10 +157,12 @@ def scope_lines(summary: dict[str, Any]) -> list[str]:
     coverage = summary.get("coverage")
     if not isinstance(coverage, dict) or coverage.get("loaded") is None:
         return []
-    line = f"in scope: {coverage.get('in_scope')} of {coverage.get('loaded')} loaded requests"
+    line = (
+        f"in scope: {_n(coverage.get('in_scope'))} of {_n(coverage.get('loaded'))} loaded requests"
+    )
     unknown = (summary.get("bands") or {}).get("unknown_capacity")
     if unknown:
-        line += f"; {unknown} with no [[capacity]] entry in force"
+        line += f"; {_n(unknown)} with no [[capacity]] entry in force"
     return [line]
 
 
@@ -163,7 +172,7 @@ def evidence_lines(summary: dict[str, Any]) -> list[str]:
     for a in summary.get("assumptions") or []:
         default = "none" if a.get("default") is None else a.get("default")
         lines.append(
-            f"assumed: {a.get('field')} = {default} for {a.get('requests')} request(s) in "
+            f"assumed: {a.get('field')} = {default} for {_n(a.get('requests'))} request(s) in "
             f"scope from {', '.join(a.get('sources') or [])} (not mapped): {a.get('effect')}"
         )
     coverage = summary.get("coverage") or {}

@@ -1,26 +1,33 @@
-"""Markdown notices: one per account, and the regulator summary (docs/notices.md).
+"""Notices: one per account, written from one template as Markdown (for review), plain text
+and HTML (the two parts of its e-mail message), and the regulator summary (docs/notices.md).
 
 Pure rendering: `forensics.render.notify` reads the analysis tables and hands the rows here;
-this module turns them into Markdown through Jinja2 templates (bundled in `templates/`, or
-the case file's `[notify] recipient_template` / `data_owner_template`) and names the files.
+this module turns them into text through Jinja2 templates (bundled in `templates/`, or the
+case file's `[notify] template`) and names the files.
 
-- **Data is escaped, never Markdown.** Every string a template prints goes through `md`
-  (Jinja2's `finalize`) unless it is a `Markdown` value: text the toolkit formats itself
-  (times, counts) or the responder's own `[notify]` texts. `md` shows control characters,
-  U+2028/2029 and bidirectional controls as visible escapes (`\\x01`, `\\u202e`), puts a
-  backslash before every ASCII punctuation character that can start or end Markdown syntax
-  (links, images, HTML, emphasis, code, tables, autolinks, math) and before a leading `-`,
-  so an account id, request id or contact value renders as its own text and cannot open a
-  link, an HTML tag or a new block. Backslash escapes are CommonMark, so any renderer shows
-  the text itself.
+- **One template, three forms.** A template is written in Markdown. Each value it prints is
+  data (`Text`), text the toolkit formats itself (`Markdown`: times, counts), or a block
+  ready in all three forms (`Block`: a list of requests, the responder's `[notify]` texts).
+  A notice is rendered once, each value replaced by a placeholder; that skeleton is turned
+  into HTML (CommonMark, raw HTML off) and plain text (the same parse, markup dropped) once per
+  distinct skeleton, and each form gets its own spelling of every value: Markdown escaped by
+  `md`, plain text as it is (control characters as escapes), HTML escaped. So the three forms
+  say the same, a customer reads no backslash escape, and the CommonMark parse runs once for
+  thousands of notices of the same shape.
+- **Data is escaped, never Markdown.** `md` shows control characters, U+2028/2029 and
+  bidirectional controls as visible escapes (`\\x01`, `\\u202e`), puts a backslash before
+  every ASCII punctuation character that can start or end Markdown syntax (links, images,
+  HTML, emphasis, code, tables, autolinks, math) and before a leading `-`, so an account id,
+  request id or contact value renders as its own text and cannot open a link, an HTML tag or
+  a new block. The HTML form escapes `& < > "`, as CommonMark's HTML does.
 - **File names come from ids safely** (`notice_file_name`): a stem of at most 60 of
   `[A-Za-z0-9_-]` (every other run of characters is `_`; leading and trailing `_`/`-` cut;
   `account` when nothing is left), then `-` and the first 16 hex digits of the sha256 of the
-  exact id (UTF-8). No name holds a path separator, a dot before `.md`, a control character
-  or a Windows device name (`CON-...` is not `CON`), and two ids (even differing only by
-  case) never share a name, on a case-insensitive file system too.
-- Templates run in Jinja2's sandbox with undefined names as errors; an error in one is one
-  line naming the template file and its line.
+  exact id (UTF-8). No name holds a path separator, a dot before the extension, a control
+  character or a Windows device name (`CON-...` is not `CON`), and two ids (even differing
+  only by case) never share a name, on a case-insensitive file system too.
+- A case file's own template runs in Jinja2's sandbox with undefined names as errors; an
+  error in one is one line naming the template file and its line.
 """
 
 from __future__ import annotations
@@ -28,14 +35,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import jinja2
+import jinja2.meta
 import jinja2.sandbox
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ..case import Case
 from ..errors import InputError
@@ -44,34 +56,72 @@ from ..formats import iso, printable
 STEM_CHARS = 60
 HASH_CHARS = 16
 AWARENESS_HOURS = 72
-NOTICE_NAME = re.compile(r"-[0-9a-f]{16}\.md$")
-RECIPIENT_TEMPLATE = "notice_recipient.md.j2"
-DATA_OWNER_TEMPLATE = "notice_data_owner.md.j2"
+NOTICE_NAME = re.compile(r"-[0-9a-f]{16}\.(md|eml)$")
+NOTICE_TEMPLATE = "notice.md.j2"
 REGULATOR_TEMPLATE = "regulator_summary.md.j2"
+SKELETONS = 4096  # distinct notice shapes whose HTML and text forms are kept
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-# Bidirectional controls reorder the text around them when shown ("Trojan Source").
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # ASCII punctuation that starts or ends Markdown syntax (CommonMark, GFM tables, strike-
 # through and autolinks, math): escaped everywhere in a value. `-` only at its start (a
 # list item); `,` `;` `?` `%` `/` `'` `"` never start anything once `[`, `(` and `<` are
 # escaped, and are kept as they are for legibility.
 _MD_SYNTAX = re.compile(r"([\\`*_\[\]<>&|~$!(){}^#+=:@.])")
 _ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
+# A value's place in a skeleton: private-use characters, never produced by a template's
+# own Markdown, around the value's index.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SLOT = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
+_HTML_SLOT_ALONE = re.compile(f"<p>{_OPEN}(\\d+){_CLOSE}</p>\n")
 
 
 class Markdown(str):
-    """Text that is Markdown already: shown as it is by the templates (`md` escapes the rest)."""
+    """Text the toolkit formatted (a time, a count): the same in Markdown, plain text and
+    (escaped) HTML; shown as it is by the templates (`md` escapes the rest)."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A value ready in each form: Markdown (`md`), plain text (`text`), an HTML fragment
+    (`html`). A template prints it on a line of its own (a paragraph, a list)."""
+
+    md: str
+    text: str
+    html: str
+
+    def __bool__(self) -> bool:
+        return bool(self.md)
+
+    def __str__(self) -> str:
+        return self.md
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One document in its three forms; `html` is the body's HTML (no `<html>` around)."""
+
+    md: str
+    text: str
+    html: str
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def md(text: str) -> str:
     """`text` (data: an id, a contact, a label) as Markdown that renders as that text.
     Cached: a case's notices repeat the same models, nodes and labels thousands of times."""
-    shown = printable(text, one_line=True)
-    shown = _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
-    escaped = _MD_SYNTAX.sub(r"\\\1", shown)
+    escaped = _MD_SYNTAX.sub(r"\\\1", printable(text, one_line=True))
     return "\\" + escaped if escaped.startswith("-") else escaped
+
+
+def plain(text: str) -> str:
+    """`text` (data) as plain text: control characters and bidi controls as escapes."""
+    return printable(text, one_line=True)
+
+
+def html_text(text: str) -> str:
+    """`text` (data) as HTML text: `plain`, then `& < > "` escaped (as CommonMark's HTML
+    escapes text)."""
+    return _html_escape(printable(text, one_line=True))
 
 
 def time_text(value: str | None) -> str | None:
@@ -81,17 +131,172 @@ def time_text(value: str | None) -> str | None:
     return Markdown(value) if _ISO_TIME.match(value) else value
 
 
-def notice_file_name(account_id: str) -> str:
+def notice_file_name(account_id: str, suffix: str = ".md") -> str:
     """The notice file's name for an account (see the module doc): safe on every file
     system, unique per exact id."""
     stem = _UNSAFE_NAME.sub("_", account_id)[:STEM_CHARS].strip("_-") or "account"
     digest = hashlib.sha256(account_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{stem}-{digest[:HASH_CHARS]}.md"
+    return f"{stem}-{digest[:HASH_CHARS]}{suffix}"
 
 
 def deadline(at: datetime) -> str:
     """The 72-hour mark after the operator became aware (GDPR Art. 33(1))."""
     return iso(at + timedelta(hours=AWARENESS_HOURS))
+
+
+# --- Markdown into HTML and plain text ---------------------------------------------------
+
+_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def markdown_block(text: str) -> Block:
+    """Markdown written by the responder (a `[notify]` text) in the three forms."""
+    text = text.strip("\r\n")
+    return Block(text, to_text(text), to_html(text))
+
+
+def lines_block(text: str) -> Block:
+    """Plain text whose lines are kept (a signature): each line is data; a blank line
+    separates paragraphs."""
+    paragraphs = [
+        [line.rstrip() for line in part.splitlines() if line.strip()]
+        for part in re.split(r"\n\s*\n", text.strip("\r\n").replace("\r\n", "\n"))
+    ]
+    paragraphs = [p for p in paragraphs if p]
+    return Block(
+        "\n\n".join("\\\n".join(md(line) for line in p) for p in paragraphs),
+        "\n\n".join("\n".join(plain(line) for line in p) for p in paragraphs),
+        "".join("<p>" + "<br />\n".join(html_text(x) for x in p) + "</p>\n" for p in paragraphs),
+    )
+
+
+def list_block(items: Sequence[tuple[str, str]]) -> Block:
+    """A list of `- LEAD: text` items: `LEAD` the toolkit's own (a time), `text` data; as
+    CommonMark renders it."""
+    if not items:
+        return Block("", "", "")
+    return Block(
+        "\n".join(f"- {lead}: {md(text)}" for lead, text in items),
+        "\n".join(f"- {lead}: {plain(text)}" for lead, text in items),
+        "<ul>\n"
+        + "".join(f"<li>{_html_escape(lead)}: {html_text(text)}</li>\n" for lead, text in items)
+        + "</ul>\n",
+    )
+
+
+def to_html(markdown: str) -> str:
+    """CommonMark (tables and strike-through too) as an HTML fragment; raw HTML in it is
+    shown as text, and links with an unsafe scheme (`javascript:`) are not made."""
+    return str(_PARSER.render(markdown))
+
+
+def to_text(markdown: str) -> str:
+    """CommonMark as plain text: what a reader of the rendered document reads, without its
+    markup. Headings are underlined (`=` for the first level, `-` below), list items keep
+    `- ` or their number, quotes `> `, code blocks are indented, a link is `text (url)`,
+    emphasis and escapes are dropped; blocks are separated by a blank line."""
+    return _PlainText(_PARSER.parse(markdown)).text()
+
+
+class _PlainText:
+    """The plain-text form of a markdown-it token stream (`to_text`)."""
+
+    def __init__(self, tokens: list[Token]):
+        self.tokens = tokens
+
+    def text(self) -> str:
+        return _join(self._blocks(iter(self.tokens), None), "\n\n").rstrip("\n")
+
+    def _blocks(self, tokens: Iterator[Token], until: str | None) -> list[tuple[str, bool]]:
+        """(text, visible) of each block up to the token of type `until` (consumed);
+        `visible` is false for a paragraph of a tight list (no blank line around it)."""
+        out: list[tuple[str, bool]] = []
+        for tok in tokens:
+            kind = tok.type
+            if kind == until:
+                break
+            if kind == "heading_open":
+                title = self._inline(next(tokens))
+                next(tokens)  # heading_close
+                rule = "=" if tok.tag == "h1" else "-"
+                out.append((f"{title}\n{rule * max(3, len(title))}", True))
+            elif kind == "paragraph_open":
+                body = self._inline(next(tokens))
+                next(tokens)
+                out.append((body, not tok.hidden))
+            elif kind in ("bullet_list_open", "ordered_list_open"):
+                close = kind.replace("_open", "_close")
+                start = int(tok.attrs.get("start", 1) or 1) if kind == "ordered_list_open" else 0
+                out.append(self._list(tokens, close, start))
+            elif kind == "blockquote_open":
+                inner = _join(self._blocks(tokens, "blockquote_close"), "\n\n")
+                out.append(("\n".join(f"> {x}".rstrip() for x in inner.split("\n")), True))
+            elif kind in ("fence", "code_block"):
+                code = tok.content.rstrip("\n")
+                out.append(("\n".join(f"    {x}".rstrip() for x in code.split("\n")), True))
+            elif kind == "hr":
+                out.append(("----", True))
+            elif kind == "table_open":
+                out.append((self._table(tokens), True))
+            elif kind == "html_block":  # not made with raw HTML off; kept as text if it is
+                out.append((tok.content.rstrip("\n"), True))
+        return out
+
+    def _list(self, tokens: Iterator[Token], close: str, start: int) -> tuple[str, bool]:
+        items: list[str] = []
+        tight = True
+        number = start
+        for tok in tokens:
+            if tok.type == close:
+                break
+            if tok.type != "list_item_open":
+                continue
+            marker = f"{number}. " if start else "- "
+            number += 1
+            inner = self._blocks(tokens, "list_item_close")
+            tight = tight and not any(visible for _, visible in inner)
+            lines = _join(inner, "\n" if tight else "\n\n").split("\n")
+            pad = " " * len(marker)
+            items.append(marker + "\n".join([lines[0], *(pad + x if x else x for x in lines[1:])]))
+        return ("\n" if tight else "\n\n").join(items), not tight
+
+    def _table(self, tokens: Iterator[Token]) -> str:
+        rows: list[list[str]] = []
+        for tok in tokens:
+            if tok.type == "table_close":
+                break
+            if tok.type == "tr_open":
+                rows.append([])
+            elif tok.type == "inline":
+                rows[-1].append(self._inline(tok))
+        return "\n".join(" | ".join(cells) for cells in rows)
+
+    @staticmethod
+    def _inline(tok: Token) -> str:
+        parts: list[str] = []
+        links: list[tuple[int, str]] = []  # (where its text starts in parts, its target)
+        for child in tok.children or []:
+            kind = child.type
+            if kind in ("text", "code_inline", "html_inline"):
+                parts.append(child.content)
+            elif kind in ("softbreak", "hardbreak"):
+                parts.append("\n")
+            elif kind == "image":
+                parts.append(child.content or "")
+            elif kind == "link_open":
+                links.append((len(parts), str(child.attrs.get("href", ""))))
+            elif kind == "link_close" and links:
+                start, target = links.pop()
+                label = "".join(parts[start:])
+                # an autolink's text is its target already
+                if target and target not in (label, f"mailto:{label}"):
+                    parts.append(f" ({target})")
+        return "".join(parts).strip()
+
+
+def _join(blocks: list[tuple[str, bool]], gap: str) -> str:
+    """The blocks' texts separated by `gap`."""
+    return gap.join(text for text, _ in blocks)
 
 
 # --- templates ---------------------------------------------------------------------------
@@ -102,22 +307,26 @@ class Template:
 
     def __init__(self, path: Path | None, bundled: str, where: str | None = None):
         self.name = str(path) if path is not None else bundled
+        self._values: list[Any] = []
+        self._forms: OrderedDict[str, tuple[str, str]] = OrderedDict()
         if path is None:
             # the bundled templates are ours: no sandbox (its check of every attribute a
             # template reads was about a fifth of rendering 21,000 notices)
-            env = _environment(
+            env = self._environment(
                 jinja2.PackageLoader("forensics.render", "templates"), sandboxed=False
             )
             self.template = env.get_template(bundled)
             self.file: str | None = self.template.filename
+            self.names = self._names(env, bundled)
             return
         self.file = str(path)
-        env = _environment(jinja2.FileSystemLoader(str(path.parent)))
+        env = self._environment(jinja2.FileSystemLoader(str(path.parent)))
         fix = "give the path of a Jinja2 template, relative to the case file"
         if not path.is_file():
             raise InputError(f"template file not found: {path}", where=where or str(path), fix=fix)
         try:
             self.template = env.get_template(path.name)
+            self.names = self._names(env, path.name)
         except jinja2.TemplateSyntaxError as e:
             raise _template_error(e, f"{e.filename or path}:{e.lineno}") from None
         except UnicodeDecodeError:
@@ -127,17 +336,111 @@ class Template:
         except jinja2.TemplateError as e:  # an include or import that is missing
             raise _template_error(e, str(path)) from None
 
-    def render(self, context: Mapping[str, Any]) -> str:
-        """The notice text (ends with one newline); a failure is one line naming the line."""
+    def uses(self, name: str) -> bool:
+        """Whether the template reads the variable `name` (so a costly one is made only
+        when read)."""
+        return self.names is None or name in self.names
+
+    def render(self, context: Mapping[str, Any]) -> Rendered:
+        """The document in its three forms, each ending with one newline; a failure is one
+        line naming the template line."""
+        self._values = []
+        skeleton = self._render(context).rstrip("\n") + "\n"
+        values = self._values
+        forms = self._forms.get(skeleton)
+        if forms is None:
+            forms = (to_html(skeleton), to_text(skeleton) + "\n")
+            self._forms[skeleton] = forms
+            if len(self._forms) > SKELETONS:
+                self._forms.popitem(last=False)
+        forms_of = [_forms(v) for v in values]
+        html_skeleton = _HTML_SLOT_ALONE.sub(
+            lambda m: _alone(values[int(m.group(1))], m.group()), forms[0]
+        )
+        return Rendered(
+            _SLOT.sub(lambda m: forms_of[int(m.group(1))][0], skeleton),
+            _SLOT.sub(lambda m: forms_of[int(m.group(1))][1], forms[1]),
+            _SLOT.sub(lambda m: forms_of[int(m.group(1))][2], html_skeleton),
+        )
+
+    def _render(self, context: Mapping[str, Any]) -> str:
         try:
-            text = self.template.render(context)
+            return self.template.render(context)
         except jinja2.TemplateSyntaxError as e:  # in an included template
             raise _template_error(e, f"{e.filename or self.name}:{e.lineno}") from None
         except Exception as e:
             line = _template_line(e.__traceback__, self.file)
             where = f"{self.name}:{line}" if line else self.name
             raise _template_error(e, where) from None
-        return text.rstrip("\n") + "\n"
+
+    def _finalize(self, value: Any) -> str:
+        """Each printed value becomes a slot (its forms are filled in by `render`)."""
+        if value is None:
+            return ""
+        if isinstance(value, jinja2.Undefined):
+            value = str(value)  # an undefined name fails here, inside the render
+        self._values.append(value)
+        return f"{_OPEN}{len(self._values) - 1}{_CLOSE}"
+
+    def _environment(self, loader: jinja2.BaseLoader, sandboxed: bool = True) -> jinja2.Environment:
+        """A Jinja2 environment for notices: a case file's own templates run sandboxed."""
+        kind = jinja2.sandbox.SandboxedEnvironment if sandboxed else jinja2.Environment
+        env = kind(
+            loader=loader,
+            autoescape=False,
+            undefined=jinja2.StrictUndefined,
+            finalize=self._finalize,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        env.filters["n"] = _count
+        return env
+
+    @staticmethod
+    def _names(env: jinja2.Environment, name: str) -> set[str] | None:
+        """The variables a template reads (None when it includes others: all of them)."""
+        source = env.loader.get_source(env, name)[0] if env.loader is not None else ""
+        tree = env.parse(source)
+        if any(True for _ in jinja2.meta.find_referenced_templates(tree)):
+            return None
+        return set(jinja2.meta.find_undeclared_variables(tree))
+
+
+def _forms(value: Any) -> tuple[str, str, str]:
+    """A value in each form: Markdown, plain text, HTML."""
+    if isinstance(value, Block):
+        return (value.md, value.text, value.html)
+    if isinstance(value, bool):
+        word = "yes" if value else "no"
+        return (word, word, word)
+    if isinstance(value, int | float):
+        digits = str(value)
+        return (digits, digits, digits)
+    if isinstance(value, str):
+        return _text_forms(value)
+    return _text_forms(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 14, typed=True)
+def _text_forms(value: str) -> tuple[str, str, str]:
+    """The forms of a text: the toolkit's own (`Markdown`) as it is, data escaped. Cached
+    (typed): the same labels, times and names recur in every notice."""
+    if isinstance(value, Markdown):
+        return (str(value), str(value), _html_escape(value))
+    return (md(value), plain(value), html_text(value))
+
+
+def _html_escape(text: str) -> str:
+    """`& < > "` as entities: what CommonMark's HTML writes for text."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def _alone(value: Any, slot: str) -> str:
+    """A block that is a paragraph of its own in the HTML: the block's HTML replaces it."""
+    return value.html if isinstance(value, Block) else slot
 
 
 def _template_error(e: Exception, where: str) -> InputError:
@@ -164,35 +467,6 @@ def _frames(tb: TracebackType | None) -> Iterator[TracebackType]:
         tb = tb.tb_next
 
 
-def _environment(loader: jinja2.BaseLoader, sandboxed: bool = True) -> jinja2.Environment:
-    """A Jinja2 environment for notices: a case file's own templates run sandboxed."""
-    kind = jinja2.sandbox.SandboxedEnvironment if sandboxed else jinja2.Environment
-    env = kind(
-        loader=loader,
-        autoescape=False,
-        undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["n"] = _count
-    return env
-
-
-def _finalize(value: Any) -> Any:
-    """What a template prints: Markdown as is, numbers as digits, any other text escaped."""
-    if value is None:
-        return ""
-    if isinstance(value, Markdown):
-        return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int | float):
-        return str(value)
-    return md(str(value))
-
-
 def _count(value: Any) -> Any:
     """A count with thousands separators (`6,074`); text and None pass through."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -202,12 +476,22 @@ def _count(value: Any) -> Any:
 
 # --- what the templates see (docs/notices.md lists every name) ----------------------------
 
+TO_COMPLETE = {
+    "measures": "the measures taken or proposed",
+    "contact": "the contact point",
+    "consequences": "the likely consequences",
+}
 
-def case_context(case: Case) -> dict[str, Any]:
-    """What every notice and the regulator summary share: the case, its timeline, the
-    awareness event and the 72-hour mark, the responder's [notify] texts."""
+
+def case_context(case: Case, audience: str) -> dict[str, Any]:
+    """What every notice (`audience` customer) or the regulator summary (regulator) shares:
+    the case, the events that audience reads, the awareness event and the 72-hour mark, the
+    responder's [notify] texts as blocks."""
     aware = case.awareness
     texts = case.notify
+    shown = [
+        e for e in sorted(case.events, key=lambda e: (e.at, e.label)) if audience in e.audience
+    ]
     return {
         "case": {
             "name": case.name,
@@ -218,37 +502,33 @@ def case_context(case: Case) -> dict[str, Any]:
             "context_window": case.context_window,
         },
         "events": [
-            {"at": Markdown(iso(e.at)), "label": e.label, "awareness": e.awareness}
-            for e in sorted(case.events, key=lambda e: (e.at, e.label))
+            {"at": Markdown(iso(e.at)), "label": e.label, "awareness": e.awareness, "when": e.at}
+            for e in shown
         ],
+        "timeline_list": list_block([(iso(e.at), e.label) for e in shown]),
         "awareness": None
         if aware is None
         else {
             "at": Markdown(iso(aware.at)),
             "label": aware.label,
             "deadline": Markdown(deadline(aware.at)),
+            "when": aware.at,
         },
         "notify": {
-            key: None if value is None else Markdown(value.strip("\r\n"))
-            for key, value in (
-                ("description", texts.description),
-                ("consequences", texts.consequences),
-                ("measures", texts.measures),
-                ("contact", texts.contact),
-            )
+            **{
+                key: None if value is None else markdown_block(value)
+                for key, value in (
+                    ("description", texts.description),
+                    ("consequences", texts.consequences),
+                    ("measures", texts.measures),
+                    ("contact", texts.contact),
+                )
+            },
+            "signature": None if texts.signature is None else lines_block(texts.signature),
         },
-    }
-
-
-def account_context(row: Mapping[str, Any], contacts: list[str]) -> dict[str, Any]:
-    """The account of a list row: its id and the contact columns that hold a value."""
-    return {
-        "id": row["account_id"],
-        "contacts": [
-            {"column": column, "value": row[column]}
-            for column in contacts
-            if row.get(column) is not None
-        ],
+        "to_complete": {
+            key: Markdown(f"[TO BE COMPLETED: {what}]") for key, what in TO_COMPLETE.items()
+        },
     }
 
 
@@ -259,69 +539,33 @@ def delivery(completion_tokens: int | None) -> str:
     return "delivered" if completion_tokens > 0 else "empty"
 
 
-def recipient_context(
-    shared: Mapping[str, Any],
-    row: Mapping[str, Any],
-    contacts: list[str],
-    responses: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """A recipient's notice: its recipients.csv row and its exposed responses (with whether
-    the log records each one's status, i.e. its delivery), and how many lack that record."""
-    return {
-        **shared,
-        "kind": "recipient",
-        "account": account_context(row, contacts),
-        "row": {key: _value(row[key]) for key in row if key not in contacts},
-        "responses": [
-            {
-                **{key: _value(value) for key, value in r.items() if key != "account_id"},
-                "delivery": delivery(r["completion_tokens"]),
-            }
-            for r in responses
-        ],
-        "delivery_unrecorded": sum(1 for r in responses if not r.get("status_recorded", True)),
-    }
-
-
-def data_owner_context(
-    shared: Mapping[str, Any],
-    row: Mapping[str, Any],
-    contacts: list[str],
-    requests: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """A data owner's notice: its data_owners.csv row and its requests at risk."""
-    return {
-        **shared,
-        "kind": "data_owner",
-        "account": account_context(row, contacts),
-        "row": {key: _value(row[key]) for key in row if key not in contacts},
-        "requests": [
-            {key: _value(value) for key, value in r.items() if key != "account_id"}
-            for r in requests
-        ],
-    }
-
-
-def _value(value: Any) -> Any:
-    """A list cell for a template: times the analysis formatted as Markdown, the rest as is."""
-    return time_text(value) if isinstance(value, str) else value
+def values(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A list row for a template: times the analysis formatted as Markdown, the rest as is."""
+    return {key: time_text(v) if isinstance(v, str) else v for key, v in row.items()}
 
 
 def regulator_context(
     shared: Mapping[str, Any],
     summary: Mapping[str, Any],
+    *,
+    tiers: Mapping[str, int],
     excluded_accounts: int,
     jurisdictions: Sequence[Mapping[str, Any]] | None,
-    jurisdiction_column: str | None,
+    deadlines: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """The regulator summary: every figure from summary.json (the analysis), the excluded
-    accounts and jurisdictions from the lists' tables."""
+    """The regulator summary: every figure from summary.json (the analysis), the tiers,
+    excluded accounts and jurisdictions from the lists' tables; the events split at the
+    72-hour mark."""
     exclusions = summary.get("exclusions") or {}
+    aware = shared.get("awareness")
+    mark = aware["when"] + timedelta(hours=AWARENESS_HOURS) if aware else None
+    events = list(shared["events"])
     return {
         **shared,
         "figures": {
             "exposure_count": summary["exposure_count"],
             "affected_accounts": summary["affected_accounts"],
+            "tiers": dict(tiers),
             "delivery": summary.get("exposed_by_delivery"),
             "range": summary.get("exposure_range"),
             "data_owners": summary.get("data_owners"),
@@ -335,6 +579,40 @@ def regulator_context(
             "verdict": summary.get("verdict"),
             "flagged_accounts": len(summary.get("flagged_accounts") or []),
         },
+        "owners_why": owners_why((summary.get("data_owners") or {}).get("reason")),
+        "events_before": [e for e in events if mark is None or e["when"] <= mark],
+        "events_after": [e for e in events if mark is not None and e["when"] > mark],
         "jurisdictions": jurisdictions,
-        "jurisdiction_column": jurisdiction_column,
+        "deadlines": list(deadlines),
     }
+
+
+_NO_NODES = "the logs name no decode node"
+_NO_NODE = re.compile(r"^(\d+) exposed request\(s\) have no decode node$")
+_NO_POOL = re.compile(r"^(\d+) exposed request\(s\) ran on a decode node with no ")
+
+
+def owners_why(reason: str | None) -> Markdown | None:
+    """Why data owners could not (all) be attributed, in a regulator's words: the
+    analysis' reason without the names of fields and case-file keys it gives the responder."""
+    if not reason:
+        return None
+    parts = []
+    for part in reason.split("; "):
+        node, pool = _NO_NODE.match(part), _NO_POOL.match(part)
+        if part.startswith(_NO_NODES):
+            parts.append("the logs do not record which server generated the responses")
+        elif node:
+            parts.append(
+                f"for {int(node.group(1)):,} affected response(s) the logs do not record which "
+                "server generated them"
+            )
+        elif pool:
+            parts.append(
+                f"{int(pool.group(1)):,} affected response(s) were generated on a server whose "
+                "cache pool size is not known"
+            )
+        else:
+            parts.append(part)
+    text = "; ".join(parts)
+    return Markdown(text[:1].upper() + text[1:])

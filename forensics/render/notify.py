@@ -1,13 +1,22 @@
-"""The customer-notification lists, notices and regulator summary under OUT/notify/
-(docs/notices.md).
+"""The customer-notification lists, notices, messages and regulator summary under
+OUT/notify/ (docs/notices.md).
 
-`write_lists(engine, case, out_dir, summary)` needs `bands` and `data_owners` (from analyze)
-and writes, sorted by account_id, with every column of the case's accounts file joined on
-account_id: recipients.csv, data_owners.csv, excluded.csv; jurisdictions.csv when the case
-names a `[notify] jurisdiction` column; one Markdown notice per recipient and per data owner
-under notices/ with notices/index.csv; regulator_summary.md when given the summary; and
-README.md, the column dictionary. An affected or data-owner account missing from the
-accounts file is still listed (empty contacts) and warned about.
+`write_lists(engine, case, out_dir, summary)` needs `bands`, `data_owners` and
+`exposure_range_requests` (from analyze) and writes, sorted by account_id, with every
+column of the case's accounts file joined on account_id: recipients.csv (with each
+account's tier), data_owners.csv, excluded.csv; jurisdictions.csv when the case names a
+`[notify] jurisdiction` column; one notice per account under notices/ (Markdown for review,
+and an e-mail message when the case names a `[notify] sender` and the account has an
+address), notices/index.csv and no_contact.csv; regulator_summary.md and incident.json when
+given the summary; and README.md, the column dictionary. An affected or data-owner account
+missing from the accounts file is still listed (empty contacts) and warned about.
+
+Who gets a notice: an account with exposed responses (tier proven or likely), one the
+evidence leaves possible (tier possible, unless `[notify] possible = "none"`) and a data
+owner; not an account of an `[[exclude]]` entry unless that entry says `notify = true`.
+
+The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests),
+so no more than a page is held in memory at any size.
 
 Each CSV's columns are a `ListFile`: the one table of column -> meaning that both selects
 and orders the columns the writer writes and writes README.md, so the two cannot drift.
@@ -18,25 +27,47 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ..case import Case, key_location
+from ..case import Case, key_location, parse_utc
 from ..engines import SQLEngine
 from ..errors import AnalysisError, InputError, command, decode_utf8
-from ..formats import printable, write_csv
+from ..formats import iso, printable, write_csv
 from ..schema import clean_id
-from . import notices
-from .notices import md
+from . import incident, messages, notices
+from .notices import Block, Markdown, md
 
 MAX_IDS_IN_WARNING = 10
 UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
-KINDS = {"recipient": "recipients", "data_owner": "data_owners"}  # kind -> notice folder
+MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
+PAGE_ITEMS = 100_000  # listed requests per page of notices
+ROLES = ("recipient", "possible_recipient", "data_owner")
+SUBJECT = "Security incident notice (reference {reference})"
+# Why the evidence leaves an exposed response uncertain (the range's min side) or another
+# request possibly exposed (its max side), in the words of a notice (docs/notices.md)
+CLOCK = "it arrived within the logs' clock uncertainty of a change in the cache pool"
+TOKENS = "its prompt size is within the counting uncertainty of the cache pool's limit"
+MIN_REASONS = {
+    "clock_skew": CLOCK,
+    "token_count": TOKENS,
+    "conflicting": "another copy of its log record shows it unaffected",
+}
+MAX_REASONS = {
+    "quarantined": "its log record could be read only in part",
+    "status_unknown": "the logs do not record whether it was answered with success",
+    "unknown_capacity": "the size of the cache pool of the server that answered it is not known",
+    "clock_skew": CLOCK,
+    "token_count": TOKENS,
+    "conflicting": "another copy of its log record shows it affected",
+    "engine_only": "the inference engine's own logs show the fault for it",
+}
 
 
 @dataclass(frozen=True)
@@ -63,23 +94,33 @@ class ListFile:
 
 RECIPIENTS = ListFile(
     "recipients.csv",
-    "One row per affected account: an account with at least one exposed response (a prompt "
-    "above the prefill KV pool in force, answered with a success status; band `exposed`). "
-    "Sorted by account_id.",
+    "One row per account that received an exposed response (a prompt above the prefill KV "
+    "pool in force, answered with a success status; band `exposed`), or whose requests the "
+    "exposure range's maximum adds (tier `possible`). Sorted by account_id.",
     {
         "account_id": "the account, as the logs spell it",
+        "tier": "`proven`: at least one of its exposed responses is in the exposure range's "
+        "minimum; `likely`: it has exposed responses, but the evidence leaves each of them "
+        "uncertain (each is on the range's minimum side); `possible`: no exposed response, "
+        "but requests the range's maximum adds (`possible_requests`)",
         "responses": "its exposed responses",
         "first_exposed_at": "arrival time of its first exposed response (ISO 8601 UTC)",
         "last_exposed_at": "arrival time of its last exposed response (ISO 8601 UTC)",
         "request_ids": "the request ids of its exposed responses, sorted, `;`-separated; "
         "inside an id `\\` is written `\\\\` and `;` is written `\\;`",
         "completion_tokens": "tokens generated for it across its exposed responses (content "
-        "that reached the client); empty when the log gives no count for one of them",
+        "that reached the client); empty when the log gives no count for one of them, or it "
+        "has none",
         "empty_responses": "exposed responses for which nothing was generated "
         "(completion_tokens = 0)",
         "unknown_responses": "exposed responses whose log gives no completion_tokens (the "
         "mapping names none, or the record has none): whether content was delivered is "
         "unknown",
+        "uncertain_responses": "its exposed responses on the exposure range's minimum side "
+        "(the evidence leaves open whether each was exposed: a status not logged, a time or "
+        "prompt size within the uncertainty, a conflicting copy)",
+        "possible_requests": "its requests on the exposure range's maximum side (not counted "
+        "as exposed, but the evidence leaves it possible)",
     },
     contacts=True,
 )
@@ -107,6 +148,8 @@ EXCLUDED = ListFile(
     {
         "account_id": "the excluded account",
         "reason": "the case file's reason",
+        "notified": "`true` when its `[[exclude]]` entry says `notify = true`: it gets the "
+        "notices of its roles; `false` (the default): it gets none",
         "requests": "its requests in band `excluded` (over capacity and answered, set aside); "
         "0 when the analysis ran without exclusions",
     },
@@ -119,21 +162,44 @@ JURISDICTIONS = ListFile(
     "list's total. Sorted by jurisdiction, `(unknown)` last.",
     {
         "jurisdiction": "the value of the accounts file's jurisdiction column",
-        "recipient_accounts": "accounts of recipients.csv",
+        "recipient_accounts": "accounts of recipients.csv with an exposed response (tier "
+        "`proven` or `likely`)",
         "exposed_responses": "their exposed responses (sum of recipients.csv `responses`)",
+        "possible_accounts": "accounts of recipients.csv of tier `possible`",
         "data_owner_accounts": "accounts of data_owners.csv",
         "requests_at_risk": "their requests at risk (sum of data_owners.csv `requests_at_risk`)",
         "excluded_accounts": "accounts of excluded.csv",
+        "deadline": "when notices are due (ISO 8601 UTC): the awareness event plus the "
+        "jurisdiction's `[notify.deadlines]` entry; empty without one",
+        "deadline_for": "whom they are due to: `individuals` or `authority`; empty without a "
+        "deadline",
     },
 )
 NOTICE_INDEX = ListFile(
     f"{NOTICES}/index.csv",
-    "One row per notice. Sorted by kind, then account_id.",
+    "One row per notice: one per account that is notified. Sorted by account_id.",
     {
         "account_id": "the account the notice is for",
-        "kind": "`recipient` (a row of recipients.csv) or `data_owner` (of data_owners.csv)",
-        "file": "the notice, relative to notify/notices/",
+        "roles": "its sections, `;`-separated: `recipient` (responses it received), "
+        "`possible_recipient` (requests the evidence leaves possibly answered so), "
+        "`data_owner` (its requests whose data was at risk)",
+        "tier": "its tier in recipients.csv; empty when it is not listed there",
+        "reference": "the notice's reference, in its text and its message's subject",
+        "file": "the notice (Markdown, for review), relative to notify/notices/",
+        "eml": "its e-mail message (RFC 5322), relative to notify/notices/; empty when none "
+        "was written (no address: no_contact.csv; no `[notify] sender`)",
         "sha256": "sha256 of the notice file's bytes",
+    },
+)
+NO_CONTACT = ListFile(
+    "no_contact.csv",
+    "One row per notified account that has no e-mail address: its notice is written, no "
+    "message. Sorted by account_id.",
+    {
+        "account_id": "the account",
+        "roles": "its notice's sections (as in notices/index.csv)",
+        "file": "its notice, relative to notify/notices/",
+        "reason": "why there is no address",
     },
 )
 
@@ -254,26 +320,28 @@ def write_lists(
     out_dir: Path,
     summary: Mapping[str, Any] | None = None,
 ) -> NotifyResult:
-    """Write everything under out_dir/notify/ (the module doc); regulator_summary.md only
-    with `summary` (summary.json of the analysis in the database)."""
-    for table in ("bands", "data_owners"):
+    """Write everything under out_dir/notify/ (the module doc); regulator_summary.md and
+    incident.json only with `summary` (summary.json of the analysis in the database)."""
+    for table in ("bands", "data_owners", "exposure_range_requests"):
         if not engine.table_exists(table):
             raise AnalysisError(
                 f"the case database holds no {table} table",
                 where=engine.where,
                 fix=f"run {command('analyze')} (or {command('run')}) first",
             )
+    incident.discovery_method(case)  # a variety VERIS lacks is refused before any work
     result = NotifyResult(warnings=load_accounts(engine, case))
     jurisdiction = _load_jurisdictions(engine, case)
-    # every configured exclusion, whether the analysis applied them or not
-    exclusions = pl.DataFrame(
-        sorted(case.excluded_accounts().items()),
-        schema={"account_id": pl.String, "reason": pl.String},
-        orient="row",
+    address_columns = _address_columns(engine, case)
+    engine.write_frame("notify_exclusions", _exclusions(case), "account_id")
+    engine.materialize(
+        "notify_quarantine",
+        "notify/quarantine_values"
+        if engine.table_exists("quarantine_values")
+        else "notify/quarantine_none",
     )
-    engine.write_frame("notify_exclusions", exclusions, "account_id")
-    recipient_notice = _template(case, "recipient_template", notices.RECIPIENT_TEMPLATE)
-    owner_notice = _template(case, "data_owner_template", notices.DATA_OWNER_TEMPLATE)
+    engine.materialize("notify_range", "notify/range")
+    template = _template(case)
 
     folder = out_dir / "notify"
     frames = {
@@ -282,53 +350,54 @@ def write_lists(
         EXCLUDED.name: EXCLUDED.select(engine.frame("notify/excluded")),
     }
     if jurisdiction is not None:
-        frames[JURISDICTIONS.name] = JURISDICTIONS.select(engine.frame("notify/jurisdictions"))
+        counts = engine.frame("notify/jurisdictions")
+        frames[JURISDICTIONS.name] = JURISDICTIONS.select(_deadlines(case, counts, result.warnings))
     else:
         _remove(folder / JURISDICTIONS.name)
     for name, frame in frames.items():
         result.paths.append(write_csv(frame, folder / name))
 
-    shared = notices.case_context(case)
-    index = _write_notices(
+    written = _write_notices(
+        engine,
+        case,
         folder / NOTICES,
-        [
-            (
-                "recipient",
-                frames[RECIPIENTS.name],
-                RECIPIENTS.contact_columns(frames[RECIPIENTS.name]),
-                _by_account(_exposed_responses(engine)),
-                recipient_notice,
-                lambda row, contacts, rows: notices.recipient_context(shared, row, contacts, rows),
-            ),
-            (
-                "data_owner",
-                frames[DATA_OWNERS.name],
-                DATA_OWNERS.contact_columns(frames[DATA_OWNERS.name]),
-                _by_account(engine.frame("notify/owner_requests")),
-                owner_notice,
-                lambda row, contacts, rows: notices.data_owner_context(shared, row, contacts, rows),
-            ),
-        ],
+        frames[RECIPIENTS.name],
+        frames[DATA_OWNERS.name],
+        template,
+        address_columns,
     )
+    result.warnings.extend(written.warnings)
     # the notice folders, not each of their (possibly thousands of) files: index.csv lists them
-    result.paths.extend(folder / NOTICES / sub for sub in KINDS.values())
-    result.paths.append(write_csv(NOTICE_INDEX.select(index), folder / NOTICE_INDEX.name))
+    result.paths.extend(
+        p for p in (folder / NOTICES / MD_FOLDER, folder / NOTICES / EML_FOLDER) if p.is_dir()
+    )
+    result.paths.append(write_csv(NOTICE_INDEX.select(written.index), folder / NOTICE_INDEX.name))
+    result.paths.append(write_csv(NO_CONTACT.select(written.no_contact), folder / NO_CONTACT.name))
 
-    regulator = folder / "regulator_summary.md"
+    regulator, veris = folder / "regulator_summary.md", folder / incident.FILE
     if summary is not None:
-        jurisdictions = frames.get(JURISDICTIONS.name)
+        tiers = frames[RECIPIENTS.name]["tier"].value_counts()
         context = notices.regulator_context(
-            shared,
+            notices.case_context(case, "regulator"),
             summary,
+            tiers={t: int(n) for t, n in tiers.iter_rows()},
             excluded_accounts=frames[EXCLUDED.name].height,
-            jurisdictions=None if jurisdictions is None else jurisdictions.to_dicts(),
-            jurisdiction_column=jurisdiction,
+            jurisdictions=[notices.values(j) for j in frames[JURISDICTIONS.name].to_dicts()]
+            if JURISDICTIONS.name in frames
+            else None,
+            deadlines=[notices.values(d) for d in _deadline_rows(case)],
         )
-        text = notices.Template(None, notices.REGULATOR_TEMPLATE).render(context)
+        context["jurisdiction_column"] = jurisdiction
+        text = notices.Template(None, notices.REGULATOR_TEMPLATE).render(context).md
         regulator.write_bytes(text.encode("utf-8"))
         result.paths.append(regulator)
+        firsts = frames[RECIPIENTS.name]["first_exposed_at"].drop_nulls().to_list()
+        first = min((parse_utc(t) for t in firsts), default=None)
+        veris.write_bytes(incident.incident_json(case, summary, first_exposed=first))
+        result.paths.append(veris)
     else:
         _remove(regulator)
+        _remove(veris)
 
     readme = folder / "README.md"
     readme.write_bytes(
@@ -336,9 +405,10 @@ def write_lists(
             case,
             [RECIPIENTS, DATA_OWNERS, EXCLUDED]
             + ([JURISDICTIONS] if jurisdiction is not None else [])
-            + [NOTICE_INDEX],
+            + [NOTICE_INDEX, NO_CONTACT],
             RECIPIENTS.contact_columns(frames[RECIPIENTS.name]),
             jurisdiction,
+            address_columns,
             regulator=summary is not None,
         ).encode("utf-8")
     )
@@ -355,7 +425,658 @@ def write_lists(
                     f"{len(ids)} {label} account(s) not in {case.accounts_path.name}, listed "
                     f"with empty contacts in notify/{kind}.csv: {_ids(ids)}"
                 )
+    blanks = [k for k in ("measures", "contact") if getattr(case.notify, k) is None]
+    if summary is not None and case.notify.consequences is None:
+        blanks.append("consequences")
+    if blanks:
+        result.warnings.append(
+            "the notices and regulator summary show [TO BE COMPLETED] for what the case file "
+            f"does not give: [notify] {', '.join(blanks)}"
+        )
     return result
+
+
+def _exclusions(case: Case) -> pl.DataFrame:
+    """Every configured exclusion (account_id, reason, notified), whether the analysis
+    applied them or not; an account notified when one of its entries says so."""
+    rows: dict[str, tuple[str, bool]] = {}
+    for ex in case.exclusions:
+        for account in ex.accounts:
+            reason, notified = rows.get(account, (ex.reason, False))
+            rows[account] = (reason, notified or ex.notify)
+    return pl.DataFrame(
+        [(a, r, n) for a, (r, n) in sorted(rows.items())],
+        schema={"account_id": pl.String, "reason": pl.String, "notified": pl.Boolean},
+        orient="row",
+    )
+
+
+def _address_columns(engine: SQLEngine, case: Case) -> list[str]:
+    """The accounts file's columns that hold e-mail addresses: `[notify] address_columns`
+    (each must be a column), else every column whose name holds `email` or `e-mail` (any
+    letter case)."""
+    columns = [c for c in engine.read_table("case_accounts").columns if c != "account_id"]
+    named = case.notify.address_columns
+    if named is None:
+        return [c for c in columns if "email" in c.lower() or "e-mail" in c.lower()]
+    where = key_location(case.path, "notify", "address_columns")
+    if case.accounts_path is None:
+        raise InputError(
+            "notify.address_columns names columns but the case names no [accounts] file",
+            where=where,
+            fix="add [accounts] path = ACCOUNTS.csv, or remove address_columns",
+        )
+    for name in named:
+        if name not in columns:
+            shown = ", ".join(printable(c, one_line=True) for c in ["account_id", *columns])
+            raise InputError(
+                f"notify.address_columns: {printable(name, one_line=True)!r} is not a column "
+                f"of {case.accounts_path.name} (its columns: {shown})",
+                where=where,
+                fix="name the accounts file's columns that hold e-mail addresses",
+            )
+    return list(dict.fromkeys(named))
+
+
+def _deadlines(case: Case, counts: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
+    """jurisdictions.csv's counts with each jurisdiction's deadline (`[notify.deadlines]`
+    from the awareness event) and whom it is for."""
+    rows = {d["jurisdiction"]: (d["deadline"], d["for"]) for d in _deadline_rows(case)}
+    names = set(counts["jurisdiction"].to_list())
+    unknown = sorted(set(rows) - names)
+    if unknown:
+        warnings.append(
+            f"[notify.deadlines] names {len(unknown)} jurisdiction(s) no account has: "
+            f"{_ids(unknown)}"
+        )
+    if rows and case.awareness is None:
+        warnings.append(
+            "[notify.deadlines] given but no [[event]] is marked awareness = true: the "
+            "deadlines in jurisdictions.csv are empty"
+        )
+    return counts.with_columns(
+        pl.col("jurisdiction")
+        .map_elements(lambda j: rows.get(j, (None, None))[0], return_dtype=pl.String)
+        .alias("deadline"),
+        pl.col("jurisdiction")
+        .map_elements(lambda j: rows.get(j, (None, None))[1], return_dtype=pl.String)
+        .alias("deadline_for"),
+    )
+
+
+def _deadline_rows(case: Case) -> list[dict[str, Any]]:
+    """Each `[notify.deadlines]` entry: jurisdiction, rule (as written), for, deadline (the
+    awareness event plus the rule; None without one)."""
+    aware = case.awareness
+    return [
+        {
+            "jurisdiction": d.jurisdiction,
+            "rule": d.text,
+            "for": d.to,
+            "deadline": None if aware is None else iso(aware.at + d.within),
+        }
+        for d in sorted(case.notify.deadlines, key=lambda d: d.jurisdiction)
+    ]
+
+
+def _template(case: Case) -> notices.Template:
+    """The notice template the case file names under `[notify] template`, else the bundled
+    one."""
+    path = case.notify.template
+    where = key_location(case.path, "notify", "template") if path is not None else None
+    return notices.Template(path, notices.NOTICE_TEMPLATE, where)
+
+
+# --- the notices ---------------------------------------------------------------------------
+
+
+@dataclass
+class Written:
+    """What `_write_notices` wrote: the rows of index.csv and no_contact.csv, warnings."""
+
+    index: pl.DataFrame
+    no_contact: pl.DataFrame
+    warnings: list[str]
+
+
+def _write_notices(
+    engine: SQLEngine,
+    case: Case,
+    folder: Path,
+    recipients: pl.DataFrame,
+    owners: pl.DataFrame,
+    template: notices.Template,
+    address_columns: list[str],
+) -> Written:
+    """One notice per notified account (the module doc), a page of accounts at a time: its
+    Markdown under notices/md/, its message under notices/eml/."""
+    for sub in (MD_FOLDER, EML_FOLDER):
+        _clear_notices(folder / sub)
+    accounts = _notice_accounts(engine, case, recipients, owners)
+    engine.write_frame("notify_pages", accounts.select("account_id", "page"), "account_id")
+    engine.materialize("notify_exposed", "notify/exposed")
+    engine.materialize("notify_owner_requests", "notify/owner_requests")
+    uncertain = _uncertain(engine)
+    shown = _shown_ids(engine)
+    composer = _composer(case)
+    shared = notices.case_context(case, "customer")
+    index: list[tuple[str, str, str, str, str, str, str]] = []
+    no_contact: list[tuple[str, str, str, str]] = []
+    bad_addresses: list[str] = []
+    taken: dict[str, str] = {}
+    md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
+    if accounts.height:
+        md_dir.mkdir(parents=True, exist_ok=True)
+    for (page,), rows in accounts.group_by("page", maintain_order=True):
+        items = _page_items(engine, int(page), rows, uncertain, shown, template)
+        for row in rows.iter_rows(named=True):
+            account = row["account_id"]
+            name = notices.notice_file_name(account, ".md")
+            if name.lower() in taken:  # a 64-bit hash prefix collision: never seen
+                raise RuntimeError(f"notice file name {name} for two accounts")
+            taken[name.lower()] = account
+            ref = messages.reference(case, account)
+            context = _context(shared, row, ref, items)
+            rendered = template.render(context)
+            data = rendered.md.encode("utf-8")
+            _write(md_dir, name, data)
+            roles = row["roles"]
+            to, bad = messages.addresses([row[c] for c in address_columns])
+            if bad:
+                bad_addresses.append(account)
+            eml = ""
+            if not to:
+                no_contact.append(
+                    (
+                        account,
+                        roles,
+                        f"{MD_FOLDER}/{name}",
+                        _no_address(case, row, address_columns, bad),
+                    )
+                )
+            elif composer is not None:
+                subject = SUBJECT.format(reference=ref)
+                body = messages.html_document(subject, rendered.html)
+                message = composer.message(
+                    to,
+                    subject,
+                    composer.message_id(ref, "\n".join([*to, rendered.text])),
+                    rendered.text,
+                    body,
+                )
+                eml_name = notices.notice_file_name(account, ".eml")
+                if not eml_dir.is_dir():
+                    eml_dir.mkdir(parents=True)
+                _write(eml_dir, eml_name, message)
+                eml = f"{EML_FOLDER}/{eml_name}"
+            digest = hashlib.sha256(data).hexdigest()
+            index.append(
+                (account, roles, row["tier"] or "", ref, f"{MD_FOLDER}/{name}", eml, digest)
+            )
+    warnings = []
+    if composer is None and accounts.height:
+        warnings.append(
+            "no [notify] sender: the notices are written as Markdown only, no e-mail message "
+            "(give sender = the address they are sent from)"
+        )
+    if no_contact:
+        warnings.append(
+            f"{len(no_contact)} notified account(s) without an e-mail address: their notices "
+            f"are written, no message (notify/no_contact.csv): {_ids([r[0] for r in no_contact])}"
+        )
+    if bad_addresses:
+        warnings.append(
+            f"{len(bad_addresses)} account(s) with a value that is not an e-mail address in "
+            f"{', '.join(address_columns)} (left out of the message): {_ids(bad_addresses)}"
+        )
+    return Written(
+        pl.DataFrame(
+            index,
+            schema={c: pl.String for c in NOTICE_INDEX.columns},
+            orient="row",
+        ),
+        pl.DataFrame(no_contact, schema={c: pl.String for c in NO_CONTACT.columns}, orient="row"),
+        warnings,
+    )
+
+
+def _notice_accounts(
+    engine: SQLEngine, case: Case, recipients: pl.DataFrame, owners: pl.DataFrame
+) -> pl.DataFrame:
+    """One row per notified account, sorted: its list rows' figures, its contacts, `roles`
+    (`;`-joined), and the `page` of notices it is written in."""
+    r = recipients.select(c for c in RECIPIENTS.columns if c != "request_ids")
+    o = owners.select(*DATA_OWNERS.columns)
+    both = r.join(o, on="account_id", how="full", coalesce=True)
+    contacts = engine.read_table("case_accounts").with_columns(pl.lit(True).alias("_listed"))
+    both = both.join(contacts, on="account_id", how="left")
+    notified = dict(_exclusions(case).select("account_id", "notified").iter_rows())
+    possible = case.notify.possible == "notice"
+
+    def roles(account: str, tier: str | None, at_risk: int | None) -> str:
+        if not notified.get(account, True):
+            return ""
+        return ";".join(
+            role
+            for role, has in (
+                ("recipient", tier in ("proven", "likely")),
+                ("possible_recipient", tier == "possible" and possible),
+                ("data_owner", bool(at_risk)),
+            )
+            if has
+        )
+
+    both = both.with_columns(
+        pl.struct("account_id", "tier", "requests_at_risk")
+        .map_elements(
+            lambda s: roles(s["account_id"], s["tier"], s["requests_at_risk"]),
+            return_dtype=pl.String,
+        )
+        .alias("roles")
+    ).filter(pl.col("roles") != "")
+    has = pl.col("roles").str.contains
+    weight = (
+        1
+        + pl.when(has("^recipient|;recipient")).then(pl.col("responses")).otherwise(0)
+        + pl.when(has("possible_recipient")).then(pl.col("possible_requests")).otherwise(0)
+        + pl.when(has("data_owner")).then(pl.col("requests_at_risk")).otherwise(0)
+    ).fill_null(1)
+    return (
+        both.sort("account_id")
+        .with_columns(weight.alias("_weight"))
+        .with_columns(
+            ((pl.col("_weight").cum_sum() - pl.col("_weight")) // PAGE_ITEMS).alias("page")
+        )
+        .drop("_weight")
+    )
+
+
+def _uncertain(engine: SQLEngine) -> pl.DataFrame:
+    """The exposure range's min-side categories of each exposed request: request_id,
+    categories (sorted list)."""
+    rows = engine.sql_frame(
+        "SELECT DISTINCT request_id, category FROM notify_range "
+        "WHERE direction = 'min' AND request_id IS NOT NULL"
+    )
+    return rows.group_by("request_id").agg(pl.col("category").unique().sort().alias("categories"))
+
+
+def _shown_ids(engine: SQLEngine) -> pl.DataFrame:
+    """The inputs whose request ids are derived (`sha256[:16]:row`: their mapping names no
+    request_id): prefix, word (`line`, or `row` for Parquet), name (the file's name)."""
+    if not engine.table_exists("inputs"):  # requests written by hand (tests): none derived
+        return pl.DataFrame(
+            schema={"prefix": pl.String, "word": pl.String, "name": pl.String, "source": pl.String}
+        )
+    inputs = engine.sql_frame("SELECT path, sha256, format, fields FROM inputs")
+    derived = inputs.filter(
+        pl.col("fields").is_null()
+        | ~pl.col("fields").str.split(",").list.contains(pl.lit("request_id"))
+    )
+    return derived.select(
+        pl.col("sha256").str.slice(0, 16).alias("prefix"),
+        pl.when(pl.col("format") == "parquet")
+        .then(pl.lit("row"))
+        .otherwise(pl.lit("line"))
+        .alias("word"),
+        pl.col("path").str.extract(r"([^/\\]+)$", 1).alias("name"),
+        pl.col("path").alias("source"),
+    ).unique(subset="prefix", keep="first")
+
+
+def _composer(case: Case) -> messages.Composer | None:
+    notify = case.notify
+    if notify.sender is None:
+        return None
+    return messages.Composer(notify.sender, notify.reply_to, messages.message_date(case), SUBJECT)
+
+
+def _no_address(case: Case, row: Mapping[str, Any], columns: list[str], bad: list[str]) -> str:
+    """Why an account has no e-mail address (no_contact.csv `reason`)."""
+    if case.accounts_path is None:
+        return "the case names no accounts file"
+    if not columns:
+        return f"{case.accounts_path.name} has no e-mail address column"
+    if not row.get("_listed"):
+        return f"not in {case.accounts_path.name}"
+    if bad:
+        shown = "; ".join(printable(b, one_line=True)[:80] for b in bad[:3])
+        return f"not an e-mail address in {', '.join(columns)}: {shown}"
+    return f"no value in {', '.join(columns)}"
+
+
+def _context(
+    shared: Mapping[str, Any], row: Mapping[str, Any], ref: str, items: _PageItems
+) -> dict[str, Any]:
+    """What the notice template of one account sees (docs/notices.md)."""
+    account = row["account_id"]
+    roles = row["roles"].split(";")
+    empty = Block("", "", "")
+    context: dict[str, Any] = {
+        **shared,
+        "reference": Markdown(ref),
+        "account": {
+            "id": account,
+            "contacts": [
+                {"column": c, "value": row[c]}
+                for c in items.contact_columns
+                if row.get(c) is not None
+            ],
+        },
+        "roles": roles,
+        "tier": row["tier"],
+        "excluded_reason": row["excluded_reason"],
+        "recipient": None,
+        "possible": None,
+        "data_owner": None,
+        "responses_list": items.lists["responses"].get(account, empty),
+        "possible_list": items.lists["possible"].get(account, empty),
+        "requests_list": items.lists["requests"].get(account, empty),
+        "responses": items.rows["responses"].get(account, []),
+        "possible_requests": items.rows["possible"].get(account, []),
+        "requests": items.rows["requests"].get(account, []),
+    }
+    if "recipient" in roles:
+        context["recipient"] = notices.values(
+            {
+                **{k: row[k] for k in RECIPIENTS.columns if k not in ("request_ids",)},
+                "delivery_unrecorded": items.unrecorded.get(account, 0),
+            }
+        )
+    if "possible_recipient" in roles:
+        context["possible"] = {"requests": row["possible_requests"]}
+    if "data_owner" in roles:
+        context["data_owner"] = notices.values({k: row[k] for k in DATA_OWNERS.columns})
+    return context
+
+
+@dataclass
+class _PageItems:
+    """The listed requests of one page of notices, per account: the three lists as blocks,
+    as rows (for a template that words them itself), and the responses whose delivery is not
+    recorded."""
+
+    lists: dict[str, dict[str, Block]]
+    rows: dict[str, dict[str, list[dict[str, Any]]]]
+    unrecorded: dict[str, int]
+    contact_columns: list[str]
+
+
+def _page_items(
+    engine: SQLEngine,
+    page: int,
+    rows: pl.DataFrame,
+    uncertain: pl.DataFrame,
+    shown: pl.DataFrame,
+    template: notices.Template,
+) -> _PageItems:
+    """Read and word the requests a page of notices lists (see `_PageItems`)."""
+    roles = rows["roles"]
+    lists: dict[str, dict[str, Block]] = {"responses": {}, "possible": {}, "requests": {}}
+    kept: dict[str, dict[str, list[dict[str, Any]]]] = {k: {} for k in lists}
+    unrecorded: dict[str, int] = {}
+    contact_columns = [c for c in rows.columns if c not in _NOTICE_COLUMNS]
+    if roles.str.contains("^recipient|;recipient").any():
+        frame = engine.frame("notify/page_exposed", page=page)
+        frame = frame.join(uncertain, on="request_id", how="left")
+        frame = frame.with_columns(pl.col("categories").fill_null(pl.lit([], pl.List(pl.String))))
+        frame = _displayed(frame, shown)
+        lists["responses"] = _blocks(frame, _response_line(frame))
+        unknown = frame.filter(
+            pl.col("categories").list.contains("status_unknown") & pl.col("completion_tokens").gt(0)
+        )
+        unrecorded = dict(unknown.group_by("account_id").len().iter_rows())
+        if template.uses("responses"):
+            kept["responses"] = _rows(frame, delivery=True)
+    if roles.str.contains("possible_recipient").any():
+        frame = engine.frame("notify/page_possible", page=page)
+        frame = frame.group_by(["account_id", "range_key"], maintain_order=True).agg(
+            pl.first("request_id", "source", "row", "at", "prompt_tokens"),
+            pl.col("category").unique(maintain_order=True).alias("categories"),
+        )
+        frame = _displayed(frame, shown)
+        lists["possible"] = _blocks(frame, _possible_line(frame))
+        if template.uses("possible_requests"):
+            kept["possible"] = _rows(frame.drop("range_key"))
+    if roles.str.contains("data_owner").any():
+        frame = _displayed(engine.frame("notify/page_owner_requests", page=page), shown)
+        lists["requests"] = _blocks(frame, _owner_line(frame))
+        if template.uses("requests"):
+            kept["requests"] = _rows(frame)
+    return _PageItems(lists, kept, unrecorded, contact_columns)
+
+
+_NOTICE_COLUMNS = {
+    *RECIPIENTS.columns,
+    *DATA_OWNERS.columns,
+    "roles",
+    "page",
+    "_listed",
+}
+# Rust-regex classes of what `printable` escapes (one_line) and of Markdown syntax (`md`)
+_UNPRINTABLE = (
+    r"[\t\n\x00-\x08\x0B-\x1F\x7F-\x9F\x{2028}\x{2029}\x{FFFE}\x{FFFF}\x{061C}\x{200E}"
+    r"\x{200F}\x{202A}-\x{202E}\x{2066}-\x{2069}]"
+)
+_MD_SYNTAX = r"([\\`*_\[\]<>&|~$!(){}^#+=:@.])"
+
+
+def _displayed(frame: pl.DataFrame, shown: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with `shown`: how a request is named to a customer, as plain text: its id, or
+    for an id derived from the input's line (`sha256[:16]:row`) or a quarantined record
+    without one, `line 5,444 of gateway.jsonl` (`row` for Parquet)."""
+    has_source = "source" in frame.columns
+    ids = frame["request_id"]
+    parts = ids.str.extract_groups(r"^([0-9a-f]{16}):([0-9]+)$")
+    frame = frame.with_columns(
+        parts.struct.field("1").alias("_prefix"),
+        parts.struct.field("2").cast(pl.Int64).alias("_row"),
+    )
+    if shown.height:
+        frame = frame.join(shown.drop("source"), left_on="_prefix", right_on="prefix", how="left")
+    else:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in ("word", "name"))
+    if has_source:  # a quarantined record: named by its source and row
+        by_source = shown.select("source", pl.col("word").alias("_w")).unique("source")
+        frame = frame.join(by_source, on="source", how="left").with_columns(
+            pl.when(pl.col("request_id").is_null())
+            .then(pl.col("row"))
+            .otherwise(pl.col("_row"))
+            .alias("_row"),
+            pl.when(pl.col("request_id").is_null())
+            .then(pl.coalesce("_w", pl.lit("line")))
+            .otherwise(pl.col("word"))
+            .alias("word"),
+            pl.when(pl.col("request_id").is_null())
+            .then(pl.col("source").str.extract(r"([^/\\]+)$", 1))
+            .otherwise(pl.col("name"))
+            .alias("name"),
+        )
+    line = pl.concat_str(
+        pl.col("word"), pl.lit(" "), _thousands(pl.col("_row")), pl.lit(" of "), pl.col("name")
+    )
+    frame = frame.with_columns(
+        pl.when(pl.col("word").is_not_null())
+        .then(line)
+        .otherwise(pl.col("request_id"))
+        .alias("shown")
+    )
+    shown_text = _printable(frame["shown"].fill_null(""))
+    return frame.with_columns(shown_text.alias("shown")).drop(
+        [c for c in ("_prefix", "_row", "word", "name", "_w") if c in frame.columns]
+    )
+
+
+def _printable(series: pl.Series) -> pl.Series:
+    """`printable(one_line=True)` of each value (the rare ones that need it, in Python)."""
+    needs = series.str.contains(_UNPRINTABLE).fill_null(False)
+    if not needs.any():
+        return series
+    where = needs.arg_true()
+    fixed = pl.Series([notices.plain(v) for v in series.gather(where).to_list()], dtype=pl.String)
+    return series.scatter(where, fixed)
+
+
+def _thousands(expr: pl.Expr) -> pl.Expr:
+    """A count (>= 0) as text with thousands separators (`6,074`)."""
+    reversed_digits = expr.cast(pl.String).str.reverse()
+    return (
+        reversed_digits.str.replace_all(r"(\d{3})", "$1,").str.reverse().str.strip_chars_start(",")
+    )
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A list item's text after the request's name (the same in every form: the toolkit's
+    words, times and counts, nothing to escape)."""
+
+    expr: pl.Expr
+
+
+def _response_line(frame: pl.DataFrame) -> _Line:
+    cats = pl.col("categories")
+    unrecorded = cats.list.contains("status_unknown")
+    tokens = _thousands(pl.col("completion_tokens"))
+    delivery = (
+        pl.when(pl.col("completion_tokens").is_null())
+        .then(pl.lit("the logs do not say whether content was delivered"))
+        .when(pl.col("completion_tokens") == 0)
+        .then(pl.lit("nothing generated"))
+        .when(unrecorded)
+        .then(pl.concat_str(tokens, pl.lit(" tokens generated, delivery not recorded")))
+        .otherwise(pl.concat_str(tokens, pl.lit(" tokens generated and delivered")))
+    )
+    why = _reasons(cats, MIN_REASONS)
+    return _Line(
+        pl.concat_str(
+            pl.lit(": received "),
+            pl.col("at"),
+            pl.lit(", prompt of "),
+            _thousands(pl.col("prompt_tokens")),
+            pl.lit(" tokens (prefill pool "),
+            _thousands(pl.col("capacity")),
+            pl.lit(" tokens); "),
+            delivery,
+            pl.when(why != "")
+            .then(pl.concat_str(pl.lit("; it may not have been affected: "), why))
+            .otherwise(pl.lit("")),
+            pl.lit("."),
+        )
+    )
+
+
+def _possible_line(frame: pl.DataFrame) -> _Line:
+    received = (
+        pl.when(pl.col("at").is_not_null())
+        .then(pl.concat_str(pl.lit("received "), pl.col("at")))
+        .otherwise(pl.lit("time not readable"))
+    )
+    prompt = (
+        pl.when(pl.col("prompt_tokens").is_not_null())
+        .then(
+            pl.concat_str(
+                pl.lit(", prompt of "), _thousands(pl.col("prompt_tokens")), pl.lit(" tokens")
+            )
+        )
+        .otherwise(pl.lit(""))
+    )
+    return _Line(
+        pl.concat_str(
+            pl.lit(": "),
+            received,
+            prompt,
+            pl.lit("; "),
+            _reasons(pl.col("categories"), MAX_REASONS),
+            pl.lit("."),
+        )
+    )
+
+
+def _owner_line(frame: pl.DataFrame) -> _Line:
+    received = (
+        pl.when(pl.col("at").is_not_null())
+        .then(pl.concat_str(pl.lit("received "), pl.col("at"), pl.lit(", ")))
+        .otherwise(pl.lit(""))
+    )
+    return _Line(
+        pl.concat_str(
+            pl.lit(": "),
+            received,
+            pl.lit("finished "),
+            pl.col("ended_at"),
+            pl.lit("; could have been read by "),
+            _thousands(pl.col("exposures")),
+            pl.lit(" affected response(s)."),
+        )
+    )
+
+
+def _reasons(categories: pl.Expr, words: Mapping[str, str]) -> pl.Expr:
+    """The reasons of a request's range categories, in the words of `words` (in its order),
+    `; `-joined; "" for none."""
+    parts = [
+        pl.when(categories.list.contains(cat)).then(pl.lit(text)).otherwise(pl.lit(None))
+        for cat, text in words.items()
+    ]
+    return pl.concat_str(parts, separator="; ", ignore_nulls=True).fill_null("")
+
+
+def _blocks(frame: pl.DataFrame, line: _Line) -> dict[str, Block]:
+    """Each account's list as a block: `- NAME: ...` items in Markdown and plain text, an
+    HTML `<ul>` (what CommonMark makes of the Markdown)."""
+    if not frame.height:
+        return {}
+    name = pl.col("shown")
+    md_name = name.str.replace_all(_MD_SYNTAX, r"\$1")
+    md_name = pl.when(md_name.str.starts_with("-")).then(pl.lit("\\") + md_name).otherwise(md_name)
+    html_name = (
+        name.str.replace_all("&", "&amp;", literal=True)
+        .str.replace_all("<", "&lt;", literal=True)
+        .str.replace_all(">", "&gt;", literal=True)
+        .str.replace_all('"', "&quot;", literal=True)
+    )
+    lines = frame.select(
+        "account_id",
+        pl.concat_str(pl.lit("- "), md_name, line.expr).alias("md"),
+        pl.concat_str(pl.lit("- "), name, line.expr).alias("text"),
+        pl.concat_str(pl.lit("<li>"), html_name, line.expr, pl.lit("</li>")).alias("html"),
+    )
+    grouped = lines.group_by("account_id", maintain_order=True).agg(
+        pl.col("md").str.join("\n"), pl.col("text").str.join("\n"), pl.col("html").str.join("\n")
+    )
+    return {account: Block(m, t, f"<ul>\n{h}\n</ul>\n") for account, m, t, h in grouped.iter_rows()}
+
+
+def _rows(frame: pl.DataFrame, delivery: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Each account's listed requests as rows for a template (times as Markdown)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in frame.iter_rows(named=True):
+        item = notices.values({k: v for k, v in row.items() if k != "account_id"})
+        if delivery:
+            item["delivery"] = notices.delivery(row["completion_tokens"])
+            item["delivery_recorded"] = "status_unknown" not in (row.get("categories") or [])
+        out.setdefault(row["account_id"], []).append(item)
+    return out
+
+
+def _write(folder: Path, name: str, data: bytes) -> None:
+    """Write a notice file (through `os`: thousands of them, each a few microseconds)."""
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def _clear_notices(folder: Path) -> None:
+    """Remove the notices an earlier run wrote here (our names only; other files stay)."""
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if path.is_file() and notices.NOTICE_NAME.search(path.name):
+                path.unlink()
+
+
+def _remove(path: Path) -> None:
+    """Remove a file an earlier run wrote that this one does not (it would be stale)."""
+    if path.is_file():
+        path.unlink()
 
 
 def _load_jurisdictions(engine: SQLEngine, case: Case) -> str | None:
@@ -399,87 +1120,12 @@ def _load_jurisdictions(engine: SQLEngine, case: Case) -> str | None:
     return column
 
 
-def _template(case: Case, key: str, bundled: str) -> notices.Template:
-    """The notice template the case file names under `[notify] key`, else the bundled one."""
-    path = getattr(case.notify, key)
-    where = key_location(case.path, "notify", key) if path is not None else None
-    return notices.Template(path, bundled, where)
-
-
-Build = Callable[[Mapping[str, Any], list[str], Sequence[Mapping[str, Any]]], dict[str, Any]]
-
-
-def _write_notices(
-    folder: Path,
-    kinds: list[
-        tuple[
-            str, pl.DataFrame, list[str], dict[str, list[dict[str, Any]]], notices.Template, Build
-        ]
-    ],
-) -> pl.DataFrame:
-    """One notice per row of each list (kind, list frame, its contact columns, the rows of
-    each account, template, context builder); returns the index rows, sorted."""
-    rows: list[tuple[str, str, str, str]] = []
-    for kind, frame, contacts, per_account, template, build in kinds:
-        sub = folder / KINDS[kind]
-        _clear_notices(sub)
-        sub.mkdir(parents=True, exist_ok=True)
-        taken: dict[str, str] = {}
-        for row in frame.iter_rows(named=True):
-            account = row["account_id"]
-            name = notices.notice_file_name(account)
-            if name.lower() in taken:  # a 64-bit hash prefix collision: never seen
-                raise RuntimeError(f"notice file name {name} for two accounts")
-            taken[name.lower()] = account
-            text = template.render(build(row, contacts, per_account.get(account, [])))
-            data = text.encode("utf-8")
-            (sub / name).write_bytes(data)
-            rows.append((account, kind, f"{KINDS[kind]}/{name}", hashlib.sha256(data).hexdigest()))
-    return pl.DataFrame(
-        sorted(rows, key=lambda r: (r[1], r[0])),
-        schema={"account_id": pl.String, "kind": pl.String, "file": pl.String, "sha256": pl.String},
-        orient="row",
-    )
-
-
-def _exposed_responses(engine: SQLEngine) -> pl.DataFrame:
-    """The exposed responses for the notices; `status_recorded` is false where the log gives
-    no status or the analysis found it unknown (the exposure range's status_unknown)."""
-    frame = engine.frame("notify/exposed_responses")
-    if engine.table_exists("exposure_range_requests"):
-        unknown = engine.frame("notify/status_unknown")["request_id"]
-        recorded = pl.col("status_recorded") & ~pl.col("request_id").is_in(unknown.implode())
-        frame = frame.with_columns(recorded.alias("status_recorded"))
-    return frame
-
-
-def _by_account(frame: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
-    """The rows of a frame sorted by account_id, grouped by it (order kept)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for row in frame.iter_rows(named=True):
-        out.setdefault(row["account_id"], []).append(row)
-    return out
-
-
-def _clear_notices(folder: Path) -> None:
-    """Remove the notices an earlier run wrote here (our names only; other files stay)."""
-    if folder.is_dir():
-        for path in folder.iterdir():
-            if path.is_file() and notices.NOTICE_NAME.search(path.name):
-                path.unlink()
-
-
-def _remove(path: Path) -> None:
-    """Remove a file an earlier run wrote that this one does not (it would be stale)."""
-    if path.is_file():
-        path.unlink()
-
-
 def _readme(
     case: Case,
     files: list[ListFile],
     contacts: list[str],
     jurisdiction: str | None,
+    address_columns: list[str],
     *,
     regulator: bool,
 ) -> str:
@@ -513,18 +1159,27 @@ def _readme(
                 else "| (none) | the case names no accounts file: no contact columns |"
             )
         lines.append("")
+    to = (
+        f"the addresses in column(s) {', '.join(md(c) for c in address_columns)} of {md(accounts)}"
+        if accounts is not None and address_columns
+        else "no address (the case names no accounts file, or it has no e-mail column)"
+    )
     lines += [
         "## notices/",
         "",
-        "`notices/recipients/` holds one Markdown notice per row of recipients.csv, "
-        "`notices/data_owners/` one per row of data_owners.csv (index: notices/index.csv). A "
-        "file is named after its account: the id's letters, digits, `_` and `-` (at most 60), "
-        "then `-` and the first 16 hex digits of the sha256 of the exact id. Ids and contact "
-        "values are escaped: they show as text, never as Markdown.",
+        "One notice per notified account, with a section per role it has (responses it "
+        "received, requests the evidence leaves possibly affected, its requests whose data "
+        "was at risk). `notices/md/` holds each as Markdown, for review; `notices/eml/` its "
+        f"e-mail message (RFC 5322: a plain-text and an HTML part of the same text), to {to} "
+        "(index: notices/index.csv; accounts without an address: no_contact.csv). A file is "
+        "named after its account: the id's letters, digits, `_` and `-` (at most 60), then "
+        "`-` and the first 16 hex digits of the sha256 of the exact id. Ids and contact "
+        "values are data: escaped in the Markdown and the HTML, never markup.",
         "",
-        "## regulator_summary.md",
+        "## regulator_summary.md, incident.json",
         "",
-        "The figures and texts for a supervisory authority, shaped after GDPR Art. 33(3)."
+        "The figures and texts for a supervisory authority, shaped after GDPR Art. 33(3); the "
+        "incident in the VERIS 1.4 shape (JSON)."
         if regulator
         else "Not written: the output folder holds no summary.json of this analysis (run "
         "`forensics analyze` with the same `--out` first).",

@@ -139,6 +139,7 @@ def _page(
         exclusions=exclusions_view(engine, case, summary, has_bands),
         owners=owners_view(engine, case, summary),
         engine_evidence=engine_view(summary),
+        happened=happened_view(summary),
         inputs=inputs_view(engine, summary),
         evidence=evidence_view(summary),
         quarantine=quarantine_view(engine, case),
@@ -346,6 +347,27 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
         columns = ("account_id", "requests_at_risk", "exposures", "first_at", "last_at")
         view["table"] = Table.of(top.select(columns), note=note)
     return view
+
+
+def happened_view(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the case's evidence shows happened, for the report's opening paragraph: `pool`,
+    a prefill pool smaller than the context window (a [[capacity]] entry, or a pre-flight
+    finding of the engine logs); `kv_faults`, the requests with a KV transfer fault in the
+    engine logs (0 without)."""
+    window = summary.get("context_window")
+    entries = summary.get("capacity")
+    small = isinstance(window, int) and any(
+        isinstance(e, Mapping)
+        and e.get("role") in (None, "prefill")
+        and isinstance(e.get("tokens"), int)
+        and e["tokens"] < window
+        for e in (entries if isinstance(entries, list) else [])
+    )
+    faults = summary.get("engine_kv_faults")
+    return {
+        "pool": small or bool(summary.get("preflight")),
+        "kv_faults": faults if isinstance(faults, int) else 0,
+    }
 
 
 def engine_view(summary: Mapping[str, Any]) -> dict[str, Any] | None:

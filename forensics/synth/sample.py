@@ -442,10 +442,29 @@ is admitted; public access was restored after that.
 them.
 '''
 contact = "Security incident response: security@inference.example (reference GLM53-KV)"
+# the notices' e-mail messages: sent from, replies to, signed by
+sender = "Security Incident Response <security@inference.example>"
+reply_to = "security@inference.example"
+signature = '''
+Security Incident Response
+Example Inference Platform
+'''
+# who discovered the breach, in VERIS' words (incident.json)
+discovery_method = {{ external = ["Security researcher"] }}
+
+# when notices are due per jurisdiction (a value of the region column), counted from the
+# awareness event; illustrative values: check the law that applies to you
+[notify.deadlines]
+europe = {{ within = "72h", to = "authority" }}
+us-west = "30d"
+
+# Each event says who reads it (audience): "customer" (the notices), "regulator" (the
+# regulator summary), "internal" (the report only; the default).
 
 [[event]]
 at = "2026-07-06T00:00:00Z"
 label = "Engine bug reported upstream (SGLang issue #30233)"
+audience = "regulator"
 
 [[event]]
 at = "2026-08-15T00:00:00Z"
@@ -454,56 +473,69 @@ label = "KV-page ownership-check prototype tried on GLM-5.2, then disabled"
 [[event]]
 at = "2026-08-27T15:00:00Z"
 label = "GLM-5.3 launched: exposure starts"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-06T00:00:00Z"
 label = "Related upstream fix #36988 merged"
+audience = "regulator"
 
 [[event]]
 at = "2026-09-08T00:00:00Z"
 label = "Security researcher reports the issue (bug bounty)"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T08:00:00Z"
 label = "Operator starts verifying the report"
+audience = "regulator"
 
 [[event]]
 at = "2026-09-09T10:25:00-04:00"
 label = "Status page: incident began"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T11:02:00-04:00"
 label = "Status page: identified"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T13:22:00Z"
 label = "Security incident declared (leak reproduced with two accounts)"
+audience = ["customer", "regulator"]
 # the operator is aware of the breach (GDPR Art. 33(1)): the 72 hours run from here
 awareness = true
 
 [[event]]
 at = "2026-09-09T14:00:00Z"
 label = "Model made private"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T14:35:00Z"
 label = "Root cause identified"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T14:52:00Z"
 label = "All prefill nodes on corrected configuration (pool about 2.04M tokens)"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T16:09:00-04:00"
 label = "Status page: resolved"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T19:04:00Z"
 label = "Deployment rebuilt with the admission-time rejection patch"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-09T19:40:00Z"
 label = "Public access restored"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-09-10T00:00:00Z"
@@ -512,22 +544,27 @@ label = "Operator meets the engine maintainers"
 [[event]]
 at = "2026-09-11T00:00:00Z"
 label = "Extra hardening across production deployments begins"
+audience = "regulator"
 
 [[event]]
 at = "2026-09-16T00:00:00Z"
 label = "Upstream fixes start merging (admission-time rejection, checksums)"
+audience = "regulator"
 
 [[event]]
 at = "2026-10-02T00:00:00Z"
 label = "Engine v0.5.21 released"
+audience = "regulator"
 
 [[event]]
 at = "2026-10-19T00:00:00Z"
 label = "Engine v0.5.22 released (recommended minimum)"
+audience = ["customer", "regulator"]
 
 [[event]]
 at = "2026-10-26T00:00:00Z"
 label = "Coordinated public disclosure"
+audience = ["customer", "regulator"]
 """
 
 

@@ -1,7 +1,6 @@
 -- Per-input accounting of one parsed engine log: evidence lines loaded, duplicates (a KV
 -- fault line repeating one already loaded for the same node, request and kind: every worker
--- process prints its own), quarantined; and the lines whose time goes back (the first one's
--- row). Params: $node.
+-- process prints its own), quarantined. Params: $node.
 WITH faults AS (
     SELECT kind, rid, count(*) AS n
     FROM _engine_parsed
@@ -20,7 +19,5 @@ repeats AS (
 SELECT
     count(*) FILTER (WHERE kind IS NOT NULL AND reason IS NULL) - (SELECT n FROM repeats) AS loaded,
     (SELECT n FROM repeats) AS duplicates,
-    count(*) FILTER (WHERE kind IS NOT NULL AND reason IS NOT NULL) AS quarantined,
-    count(*) FILTER (WHERE back_in_time) AS back_in_time,
-    min(source_row) FILTER (WHERE back_in_time) AS first_back
+    count(*) FILTER (WHERE kind IS NOT NULL AND reason IS NOT NULL) AS quarantined
 FROM _engine_parsed

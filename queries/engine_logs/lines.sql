@@ -1,8 +1,2 @@
--- How many lines an engine log holds (blank lines included). Params: $path, $delim.
-SELECT count(*) AS lines
-FROM read_csv(
-    $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-    header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
-        max_line_size = 268435456,
-    buffer_size = 268435456
-)
+-- How many lines an engine log holds (blank lines included). Params: $path.
+SELECT count(*) AS lines FROM _engine_log_lines(CAST($path AS VARCHAR))

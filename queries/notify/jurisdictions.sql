@@ -1,8 +1,9 @@
--- notify/jurisdictions.csv: the accounts of the three lists per jurisdiction (the value of the
+-- notify/jurisdictions.csv: the accounts of the lists per jurisdiction (the value of the
 -- case's [notify] jurisdiction column of the accounts file, in `notify_jurisdiction`), counted
--- from the tables the lists count: recipients and their exposed responses from `bands`, data
--- owners and their requests at risk from `data_owners`, excluded accounts from
--- `notify_exclusions`. An account not in the accounts file, or with an empty value, is under
+-- from the tables the lists count: recipients and their exposed responses from `bands`,
+-- accounts of tier possible (no exposed response, a max-side request of the exposure range)
+-- from `notify_range`, data owners and their requests at risk from `data_owners`, excluded
+-- accounts from `notify_exclusions`. An account not in the accounts file, or with an empty value, is under
 -- '(unknown)'. Every value the accounts file holds is listed, zeros included; '(unknown)'
 -- only when an account falls under it. Each account is in one jurisdiction, so the columns
 -- sum to the lists' totals.
@@ -12,6 +13,12 @@ WITH recipients AS (
     WHERE band = 'exposed'
     GROUP BY account_id
 ),
+possible AS (
+    SELECT DISTINCT n.account_id
+    FROM notify_range AS n
+    WHERE n.direction = 'max' AND n.account_id IS NOT NULL
+      AND n.account_id NOT IN (SELECT account_id FROM recipients)
+),
 owners AS (
     SELECT owner_account_id AS account_id, count(DISTINCT owner_request_id) AS requests
     FROM data_owners
@@ -19,6 +26,8 @@ owners AS (
 ),
 listed AS (
     SELECT account_id FROM recipients
+    UNION
+    SELECT account_id FROM possible
     UNION
     SELECT account_id FROM owners
     UNION
@@ -42,12 +51,14 @@ SELECT
     n.jurisdiction,
     count(r.account_id) AS recipient_accounts,
     CAST(coalesce(sum(r.responses), 0) AS BIGINT) AS exposed_responses,
+    count(q.account_id) AS possible_accounts,
     count(o.account_id) AS data_owner_accounts,
     CAST(coalesce(sum(o.requests), 0) AS BIGINT) AS requests_at_risk,
     count(x.account_id) AS excluded_accounts
 FROM names AS n
 LEFT JOIN placed AS p ON p.jurisdiction = n.jurisdiction
 LEFT JOIN recipients AS r ON r.account_id = p.account_id
+LEFT JOIN possible AS q ON q.account_id = p.account_id
 LEFT JOIN owners AS o ON o.account_id = p.account_id
 LEFT JOIN notify_exclusions AS x ON x.account_id = p.account_id
 GROUP BY n.jurisdiction

@@ -1,5 +1,5 @@
--- One capacity span per server start (engine_starts: which lines make a start, and its
--- figures), with the node's admission lines in engine_aborts.
+-- One capacity span per SGLang server start (engine_starts, from sglang/starts.sql: which
+-- lines make a start, and its figures), with the node's admission lines in engine_aborts.
 -- tokens: the start's max_total_num_tokens (the full pool, after post-capture resizing),
 -- else its `Full` pool, else its post-capture allocation, else the full size of its
 -- sliding-window pool lines, else the smallest first plain allocation of a rank; where those
@@ -22,6 +22,8 @@ WITH spans AS (
         lead(start_ts) OVER (PARTITION BY node ORDER BY start_ts, source, source_row) AS end_ts
     FROM engine_starts
     WHERE start_ts IS NOT NULL
+      -- the starts of the logs read as SGLang's (other engines' are in engine_starts too)
+      AND source IN (SELECT path FROM inputs WHERE format = 'sglang')
 ),
 kept AS (
     SELECT * FROM spans WHERE tokens IS NOT NULL
@@ -56,12 +58,14 @@ SELECT
     role,
     tokens,
     context_len,
+    start_ts,
+    end_ts,
+    source,
+    source_row,
     coalesce(limit_min, formula) AS reject_from,
     CASE
         WHEN disagrees
-            THEN 'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source
-                || ':' || lo_row || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row
-                || '); the smaller is kept here, but forensics capacity refuses this start'
+            THEN _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row)
         WHEN below_page
             THEN 'a pool of ' || tokens || ' tokens is smaller than one page (page_size='
                 || page_size || ', ' || args_source || ':' || args_row || '): SGLang sizes its '
@@ -100,9 +104,5 @@ SELECT
         WHEN setup IS NULL
             THEN 'no server_args line for this start: a plain pool is assumed'
     END AS note,
-    coalesce(engine_warned, false) AS engine_warned,
-    start_ts,
-    end_ts,
-    source,
-    source_row
+    coalesce(engine_warned, false) AS engine_warned
 FROM derived

@@ -4,4 +4,4 @@ SELECT
     count(*) FILTER (WHERE reason IS NULL AND kind <> 'http_repeat') AS loaded,
     count(*) FILTER (WHERE reason IS NULL AND kind = 'http_repeat') AS duplicates,
     count(*) FILTER (WHERE reason IS NOT NULL) AS quarantined
-FROM _sglang_parsed
+FROM _engine_parsed

@@ -7,6 +7,6 @@ SELECT
     CAST($node AS VARCHAR) AS node, CAST($role AS VARCHAR) AS role, rid, bootstrap_room,
     input_len AS requested_tokens, max_tokens, ts, CAST($source AS VARCHAR) AS source,
     source_row, kind
-FROM _sglang_parsed
+FROM _engine_parsed
 WHERE reason IS NULL
     AND kind IN ('kv_capacity', 'input_length', 'truncated', 'context_length', 'transfer_failed')

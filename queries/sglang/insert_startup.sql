@@ -16,5 +16,5 @@ SELECT
     CASE WHEN reason IS NULL THEN setup END AS setup,
     CASE WHEN reason IS NULL THEN page_size END AS page_size,
     reason
-FROM _sglang_parsed
+FROM _engine_parsed
 WHERE kind IN ('server_args', 'kv_alloc', 'swa_pool', 'pool', 'engine_preflight')

@@ -1,5 +1,5 @@
 -- One SGLang server log (or metrics export) -> one row per line that is engine evidence.
--- Lines are read whole (a delimiter that never occurs, no quoting), numbered from 1.
+-- Lines are read whole (_engine_log_lines), numbered from 1.
 -- Spellings of SGLang 0.4.10 .. 0.5.23 (docs/engine-logs.md has the version table):
 --   envelope   [YYYY-MM-DD HH:MM:SS{.mmm}{ DP0 PP0 ATTN_CP0 MOE_DP0 TP0 EP0}] message
 --   kv_alloc   {Full |SWA |}KV Cache is allocated. {dtype: D, }#tokens: N, ...;
@@ -29,14 +29,11 @@
 -- never pose as a field (a prompt holding "bootstrap_room=5" stays inside its literal).
 -- `reason` is NULL for a well-formed line, else why it is quarantined. `raw` (cut at 2 KB) is
 -- kept only for lines that carry no prompt/response text (never for request or metrics lines).
--- Params: $path, $delim.
-WITH raw AS (
-    SELECT ordinality AS source_row, line
-    FROM read_csv(
-        $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
-        buffer_size = 268435456
-    ) WITH ORDINALITY
+-- The last line of a file that no newline ends ($torn_row, else 0) is cut when its last figure
+-- ends the line (`open_end`): that figure may be incomplete (a file that ends mid-number).
+-- Params: $path, $torn_row.
+WITH torn AS (
+    SELECT CAST($torn_row AS BIGINT) AS torn_row
 ),
 env AS (
     SELECT
@@ -47,7 +44,7 @@ env AS (
             '^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)((?: [A-Za-z_]+(?:\d+|\[\d+\])?)*)\] ?(.*)$',
             ['ts', 'tags', 'msg']
         ) AS e
-    FROM raw
+    FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
 msg AS (
@@ -302,16 +299,15 @@ typed AS (
                  AND event IN ('request.received', 'request.received.openai') THEN 'receive'
              ELSE kind END AS line_kind,
         -- a number written in the line but outside BIGINT is quarantined, never loaded as NULL
-        list_filter(
+        _out_of_range(
             [
-                CASE WHEN tokens_text <> '' AND try_cast(tokens_text AS BIGINT) IS NULL THEN '#tokens' END,
-                CASE WHEN ctx_text <> '' AND try_cast(ctx_text AS BIGINT) IS NULL THEN 'context length' END,
-                CASE WHEN regexp_matches(room_text, '^\d+$') AND try_cast(room_text AS BIGINT) IS NULL THEN 'bootstrap_room' END,
-                CASE WHEN n_in <> '' AND try_cast(n_in AS BIGINT) IS NULL THEN 'input tokens' END,
-                CASE WHEN n_out <> '' AND try_cast(n_out AS BIGINT) IS NULL THEN 'output tokens' END,
-                CASE WHEN n_max <> '' AND try_cast(n_max AS BIGINT) IS NULL THEN 'token limit' END
+                tokens_text, ctx_text,
+                CASE WHEN regexp_matches(room_text, '^\d+$') THEN room_text END, n_in, n_out, n_max
             ],
-            lambda x: x IS NOT NULL
+            [
+                '#tokens', 'context length', 'bootstrap_room', 'input tokens', 'output tokens',
+                'token limit'
+            ]
         ) AS out_of_range
     FROM metrics
 )
@@ -336,7 +332,7 @@ SELECT
     coalesce(pool_kind, swa_kind) AS pool,
     setup,
     try_cast(nullif(page_size_text, '') AS BIGINT) AS page_size,
-    open_end,
+    CAST(NULL AS DOUBLE) AS usage_pct,
     CASE
         WHEN kind = 'request_json' AND NOT json_ok THEN 'request log line is not valid JSON'
         WHEN kind = 'request_json'
@@ -399,5 +395,8 @@ SELECT
         WHEN kind IN ('input_length', 'truncated', 'kv_capacity', 'context_length')
             AND try_cast(n_max AS BIGINT) = 0
             THEN 'impossible figure: a token limit of 0'
+        WHEN open_end AND source_row = (SELECT torn_row FROM torn)
+            THEN 'line cut at the end of the file (no newline after it): its last figure may '
+                || 'be incomplete'
     END AS reason
 FROM typed

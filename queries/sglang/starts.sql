@@ -1,4 +1,4 @@
--- One row per server start of each node, from engine_startup: the span rules
+-- One row per SGLang server start of each node, from engine_startup: the span rules
 -- (docs/engine-logs.md, "Server starts"). Lines are taken in time order (ts, then source and
 -- line), never in file order.
 -- 1. A server_args line opens a new launch: SGLang's launching process prints it once per
@@ -183,5 +183,6 @@ LEFT JOIN spread AS s ON s.node = g.node AND s.start_no = g.start_no
 SELECT
     *,
     -- SGLang sizes a pool in whole pages (model_runner: tokens // page_size * page_size)
-    page_size > tokens AS below_page
+    page_size > tokens AS below_page,
+    CAST(NULL AS VARCHAR) AS unproven
 FROM joined

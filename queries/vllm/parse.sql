@@ -1,5 +1,6 @@
 -- One vLLM server log -> one row per line that is engine evidence (docs/engine-logs.md,
--- "vLLM"). Lines are read whole, numbered from 1, colour codes removed first.
+-- "vLLM"). Lines are read whole (_engine_log_lines), numbered from 1, colour codes removed
+-- first.
 -- The line head, per version (vllm/logger.py _FORMAT, _DATE_FORMAT = "%m-%d %H:%M:%S"):
 --   0.6 - 0.7    {prefix}LEVEL mm-dd HH:MM:SS file.py:N] message
 --   0.8 - 0.30   {prefix}LEVEL mm-dd HH:MM:SS [file.py:N] message
@@ -35,17 +36,8 @@
 -- Lines end at "\n" or "\r\n" (vLLM's NewLineFormatter ends every line of a multi-line record but
 -- the last with "\r\n"); a bare "\r" (a progress bar redrawing) also ends a line, so row
 -- numbers after one count it.
--- Params: $path, $delim, $year, $anchor, $timezone, $torn_row.
-WITH raw AS (
-    SELECT ordinality AS source_row, regexp_replace(line, '\x1b\[[0-9;]*m', '', 'g') AS line
-    FROM read_csv(
-        $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-        header = false, auto_detect = false, strict_mode = false, new_line = '\r\n',
-        max_line_size = 268435456,
-        buffer_size = 268435456
-    ) WITH ORDINALITY
-),
-head AS (
+-- Params: $path, $year, $anchor, $timezone, $torn_row.
+WITH head AS (
     SELECT
         source_row,
         line,
@@ -54,7 +46,7 @@ head AS (
             '^(?:\(([^()]*) pid=\d+\) )?.*?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)? \[?[^\s\]]+\.py:\d+\] ?(.*)$',
             ['proc', 'mo', 'dd', 'hh', 'mi', 'ss', 'msg']
         ) AS h
-    FROM raw
+    FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
 md AS (
@@ -125,11 +117,7 @@ filled AS (
         -- a traceback line takes the time of the headed line before it
         CASE WHEN headed THEN own_ts
              ELSE last_value(own_ts IGNORE NULLS) OVER (
-                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts,
-        CASE WHEN headed AND own_ts IS NOT NULL
-            AND own_ts < max(own_ts) OVER (
-                ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-            THEN true ELSE false END AS back_in_time
+                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts
     FROM timed
 ),
 kinded AS (
@@ -168,12 +156,11 @@ fields AS (
         tags,
         ts,
         own_ts,
-        back_in_time,
         source_row = CAST($torn_row AS BIGINT) AS torn,
         CASE WHEN kind = 'received' THEN NULL ELSE left(line, 2048) END AS raw,
         CASE WHEN kind = 'received' THEN left(msg, 200) ELSE msg END AS msg
     FROM kinded
-    WHERE kind IS NOT NULL OR back_in_time
+    WHERE kind IS NOT NULL
 ),
 extracted AS (
     SELECT
@@ -226,15 +213,9 @@ typed AS (
     SELECT
         *,
         try_cast(replace(tokens_text, ',', '') AS BIGINT) AS tokens,
-        list_filter(
-            [
-                CASE WHEN tokens_text <> '' AND try_cast(replace(tokens_text, ',', '') AS BIGINT) IS NULL THEN 'KV cache size' END,
-                CASE WHEN ctx_text <> '' AND try_cast(ctx_text AS BIGINT) IS NULL THEN 'context length' END,
-                CASE WHEN block_text <> '' AND try_cast(block_text AS BIGINT) IS NULL THEN 'block size' END,
-                CASE WHEN n_in <> '' AND try_cast(n_in AS BIGINT) IS NULL THEN 'prompt tokens' END,
-                CASE WHEN n_max <> '' AND try_cast(n_max AS BIGINT) IS NULL THEN 'token limit' END
-            ],
-            lambda x: x IS NOT NULL
+        _out_of_range(
+            [replace(tokens_text, ',', ''), ctx_text, block_text, n_in, n_max],
+            ['KV cache size', 'context length', 'block size', 'prompt tokens', 'token limit']
         ) AS out_of_range
     FROM extracted
 )
@@ -244,7 +225,6 @@ SELECT
     tags,
     raw,
     ts,
-    back_in_time,
     CASE WHEN rid_text <> '' THEN rid_text END AS rid,
     try_cast(nullif(n_in, '') AS BIGINT) AS input_len,
     try_cast(nullif(n_max, '') AS BIGINT) AS max_tokens,
@@ -271,5 +251,9 @@ SELECT
         WHEN kind IN ('kv_expired', 'kv_invalid', 'added', 'aborted', 'preempted') AND rid_text = ''
             THEN 'request line without a request id'
         WHEN kind = 'usage' AND usage_text = '' THEN 'stats line without the KV cache usage'
+        -- vLLM never starts with an empty pool: V0 raises "No available memory for the cache
+        -- blocks" after printing its block count, V1 before it prints a pool line
+        WHEN kind IN ('blocks', 'kv_tokens') AND tokens = 0
+            THEN 'impossible figure: a KV pool of 0 (vLLM does not start with one)'
     END AS reason
 FROM typed

@@ -1,0 +1,184 @@
+"""E-mail messages of the notices (RFC 5322, MIME; docs/notices.md "The messages").
+
+Each notice becomes one message: `From` and `Reply-To` from the case file's `[notify]`,
+`To` = the account's addresses from the accounts file, `Subject` with the notice's
+reference, `Date` and `Message-ID` derived from the case and the notice (never the clock or
+chance, so the same analysis gives the same bytes), and a `multipart/alternative` body of a
+`text/plain` and a `text/html` part (UTF-8, base64) made from the one template.
+
+The standard library's `email` package builds them (`Composer.canonical`). A case has
+thousands of messages alike but for their recipients, reference and bodies, so
+`Composer.message` builds the parts every message shares once, with the package, and fills
+in each message's own headers (folded and encoded by the package when they need it) and its
+base64 bodies (encoded as the package encodes them): the bytes are the package's own, byte
+for byte (tests compare the two on hostile and long values).
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import html
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from email import policy as email_policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+
+from ..case import Case, mail_address
+
+POLICY = email_policy.SMTP  # CRLF line ends, lines folded at 78 characters
+BOUNDARY = "=_kv-forensics-notice"  # "=" ends a base64 body, "_" is no base64 character
+MAX_LINE = 78
+_SENTINEL = {
+    "To": "to@sentinel.invalid",
+    "Subject": "subject-sentinel",
+    "Message-ID": "<id@sentinel.invalid>",
+}
+_TEXT, _HTML = "text-sentinel", "html-sentinel"
+_B64_LINE = re.compile(rb".{1,76}")
+
+
+def addresses(values: Sequence[str | None]) -> tuple[list[str], list[str]]:
+    """(the e-mail addresses in `values`, the parts that are not one): each value holds one
+    or more addresses separated by `,` or `;`, each `addr` or `Name <addr>` (the name is
+    dropped: it is data of the accounts file, not the recipient's own). Addresses repeated
+    (letter case aside) are kept once, in the order first given."""
+    found: dict[str, str] = {}
+    bad: list[str] = []
+    for value in values:
+        if value is None:
+            continue
+        for part in value.replace(";", ",").split(","):
+            if not part.strip():
+                continue
+            parsed = mail_address(part)
+            if parsed is None:
+                bad.append(part.strip())
+            else:
+                found.setdefault(parsed[1].lower(), parsed[1])
+    return list(found.values()), bad
+
+
+def message_date(case: Case) -> datetime:
+    """The messages' `Date`: `[notify] date`, else the latest of the case's events and the
+    window's end (the case's own last time; never the clock)."""
+    if case.notify.date is not None:
+        return case.notify.date
+    return max([case.window_end, *(e.at for e in case.events)])
+
+
+def reference(case: Case, account_id: str) -> str:
+    """The notice's reference (four groups of four hex digits): the same for an account on
+    every run of the case, different for every account and case."""
+    key = f"{case.name}\0{case.window_start.isoformat()}\0{account_id}"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16].upper()
+    return "-".join(digest[i : i + 4] for i in range(0, 16, 4))
+
+
+class Composer:
+    """The messages of one case (see the module doc). `sender` and `reply_to` are
+    `[notify]` addresses (`Name <addr>` or `addr`); `date` the messages' Date."""
+
+    def __init__(self, sender: str, reply_to: str | None, date: datetime, subject: str):
+        parsed = mail_address(sender)
+        if parsed is None:  # the case file check refuses it first
+            raise ValueError(f"not an e-mail address: {sender!r}")
+        self.sender = sender.strip()
+        self.reply_to = reply_to.strip() if reply_to is not None else None
+        self.domain = parsed[1].rsplit("@", 1)[1]
+        self.date = format_datetime(date.astimezone(UTC))
+        self.subject = subject  # with `{reference}`
+        frame = self.canonical(
+            [_SENTINEL["To"]], _SENTINEL["Subject"], _SENTINEL["Message-ID"], _TEXT, _HTML
+        )
+        pieces: list[bytes] = []
+        rest = frame
+        for mark in (
+            *(f"{name}: {value}\r\n".encode() for name, value in _SENTINEL.items()),
+            _body(_TEXT),
+            _body(_HTML),
+        ):
+            before, found, rest = rest.partition(mark)
+            assert found, mark  # the package writes a short ASCII value as it is
+            pieces.append(before)
+        pieces.append(rest)
+        self._pieces = pieces
+
+    def message_id(self, ref: str, body: str) -> str:
+        """`<reference.hash@sender's domain>`: the hash of the message's text, so a notice
+        whose content changes gets a new id."""
+        digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"<{ref.replace('-', '').lower()}.{digest}@{self.domain}>"
+
+    def canonical(
+        self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str
+    ) -> bytes:
+        """The message built by the `email` package (what `message` writes faster)."""
+        msg = EmailMessage(policy=POLICY)
+        msg["From"] = self.sender
+        if self.reply_to is not None:
+            msg["Reply-To"] = self.reply_to
+        msg["To"] = ", ".join(to)
+        msg["Subject"] = subject
+        msg["Date"] = self.date
+        msg["Message-ID"] = message_id
+        msg.set_content(text, subtype="plain", charset="utf-8", cte="base64")
+        msg.add_alternative(html_body, subtype="html", charset="utf-8", cte="base64")
+        msg.set_boundary(BOUNDARY)
+        return msg.as_bytes()
+
+    def message(
+        self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str
+    ) -> bytes:
+        """The bytes `canonical` gives for these values (see the module doc)."""
+        p = self._pieces
+        return b"".join(
+            (
+                p[0],
+                _header("To", ", ".join(to)),
+                p[1],
+                _header("Subject", subject),
+                p[2],
+                _header("Message-ID", message_id),
+                p[3],
+                _body(text),
+                p[4],
+                _body(html_body),
+                p[5],
+            )
+        )
+
+
+def _header(name: str, value: str) -> bytes:
+    """A header line as the package writes it: as it is when short, single-spaced ASCII;
+    otherwise folded (and encoded) by the package."""
+    if (
+        len(name) + 2 + len(value) <= MAX_LINE
+        and value.isascii()
+        and value.isprintable()
+        and value == " ".join(value.split(" "))
+        and "  " not in value
+        and value.strip() == value
+        and value
+    ):
+        return f"{name}: {value}\r\n".encode("ascii")
+    return str(POLICY.header_factory(name, value).fold(policy=POLICY)).encode("ascii")
+
+
+def _body(text: str) -> bytes:
+    """A text part's body as the package encodes it: UTF-8, CRLF line ends, base64 in lines
+    of 76 characters (57 bytes each), each ending CRLF."""
+    lines = text.encode("utf-8", "surrogateescape").splitlines()
+    encoded = binascii.b2a_base64(b"\r\n".join(lines) + b"\r\n", newline=False)
+    return b"\r\n".join(_B64_LINE.findall(encoded)) + b"\r\n"
+
+
+def html_document(title: str, body: str) -> str:
+    """A notice's HTML part: a whole document around the body's HTML."""
+    return (
+        '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title, quote=True)}</title>\n</head>\n<body>\n{body}</body>\n"
+        "</html>\n"
+    )

@@ -1,7 +1,0 @@
--- How many lines an SGLang server log holds (blank lines included). Params: $path, $delim.
-SELECT count(*) AS lines
-FROM read_csv(
-    $path, columns = {'line': 'VARCHAR'}, delim = $delim, quote = '', escape = '',
-    header = false, auto_detect = false, strict_mode = false, max_line_size = 268435456,
-    buffer_size = 268435456
-)
