@@ -578,6 +578,7 @@ def bench_analyze(
                 "bands": statistics.median(x["bands_seconds"] for x in r),
                 "owners": statistics.median(x["owners_seconds"] for x in r),
                 "blast_radius": statistics.median(x["blast_radius_seconds"] for x in r),
+                "figures": statistics.median(x["figures_seconds"] for x in r),
             }
             for name, r in runs.items()
         },
