@@ -724,3 +724,67 @@ def test_bundled_case_without_exclusions_flags_the_excluded_accounts(glm53):
         "acct-ops-repro-a",
         "acct-ops-repro-b",
     ]
+
+
+def few_exposed_with_a_prober(tiny: int) -> list[dict]:
+    """acct-a: 3 exposed requests (CAP + 1000 tokens, hours apart); acct-b: 12 short prompts
+    asking for 512 tokens; acct-tiny: 10 short prompts asking for `tiny` tokens. Every request
+    carries max_tokens and two block hashes of its own; none comes within ECHO_SECONDS of the
+    account's previous one."""
+    rows = [
+        {"account_id": "acct-a", "t": 3600.0 * k, "prompt_tokens": CAP + 1000, "max_tokens": 2048}
+        for k in range(1, 4)
+    ]
+    rows += [
+        {"account_id": "acct-b", "t": 3600.0 * (10 + k), "prompt_tokens": 2000 + 100 * k}
+        | {"max_tokens": 512}
+        for k in range(12)
+    ]
+    rows += [
+        {"account_id": "acct-tiny", "t": 3600.0 * (30 + k), "prompt_tokens": 3000 + 100 * k}
+        | {"max_tokens": tiny}
+        for k in range(10)
+    ]
+    return [
+        r | {"status": 200, "hash_ids": [1000 + 2 * i, 1001 + 2 * i]} for i, r in enumerate(rows)
+    ]
+
+
+def test_a_probing_account_is_flagged_however_few_requests_were_exposed():
+    """3 exposed and no baseline request: too few for the tests of timing and volume, but the
+    probing signatures compare every account with the others. max_tokens <= 4 in 10 of the 25
+    requests, all acct-tiny's: P(X >= 10) for 10 draws of 25 with 10 hits is 1 / C(25, 10) =
+    3.06e-7. Testable (Tarone, smallest attainable p <= 0.01): acct-b (12 draws:
+    C(15, 2) / C(25, 12) = 2.0e-5) and acct-tiny; acct-a (3 draws: C(10, 3) / C(25, 3) =
+    0.052) is not. Holm over two: 6.1e-7 < 0.01, so acct-tiny is flagged: anomalous."""
+    result, tables = run(few_exposed_with_a_prober(tiny=1))
+    assert result.verdict == "anomalous"
+    assert result.flagged_accounts == ["acct-tiny"]
+    assert _reasons(result, "acct-tiny") == {"probe_max_tokens"}
+    (reason,) = result.to_summary()["accounts"]["acct-tiny"]["reasons"]
+    assert reason["p_value"] == pytest.approx(1 / 3_268_760)
+    assert reason["adjusted_p"] == pytest.approx(2 / 3_268_760)
+    assert result.reason == (
+        "1 account(s) flagged (probe_max_tokens); 3 exposed and 0 baseline requests; the tests "
+        "of timing and volume need at least 5 exposed and 30 baseline requests"
+    )
+    assert [t["test"] for t in result.tests] == [
+        "probe_length_burst",
+        "probe_max_tokens",
+        "probe_prefix",
+    ]
+    row = tables["classification_accounts"].filter(pl.col("account_id") == "acct-tiny")
+    assert row.select("exposed", "flagged", "tiny_max_tokens").rows() == [(0, True, 10)]
+
+
+def test_too_few_exposed_requests_without_a_probing_signature_is_insufficient_data():
+    """The same requests with acct-tiny asking for 512 tokens: no request asks for <= 4, so
+    nothing is flagged; the verdict stays insufficient_data and says the probing tests ran."""
+    result, _ = run(few_exposed_with_a_prober(tiny=512))
+    assert result.verdict == "insufficient_data"
+    assert result.flagged_accounts == []
+    assert result.reason == (
+        "3 exposed and 0 baseline requests; the tests of timing and volume need at least 5 "
+        "exposed and 30 baseline requests; no account flagged by probe_length_burst, "
+        "probe_max_tokens, probe_prefix"
+    )

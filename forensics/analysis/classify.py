@@ -170,30 +170,8 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         for r in accounts.iter_rows(named=True)
     ]
 
-    if n_exposed < MIN_EXPOSED or n_baseline < MIN_BASELINE:
-        result = Classification(
-            verdict="insufficient_data",
-            flagged_accounts=[],
-            exclusions=exclusions,
-            exposed=n_exposed,
-            baseline=n_baseline,
-            tests=[],
-            accounts=rows,
-            reason=(
-                f"{n_exposed} exposed and {n_baseline} baseline requests; the tests need at "
-                f"least {MIN_EXPOSED} exposed and {MIN_BASELINE} baseline requests"
-            ),
-        )
-        _store(engine, result)
-        return result
-
-    tests = [_timing(profile, "hour"), _timing(profile, "day")]
-    by_id = {r["account_id"]: r for r in rows}
-    tests.append(_volume(rows, n_exposed, n_baseline))
-    tests.append(_near_capacity(rows))
-    tests.append(_bursts(rows, accounts))
-    steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
-    tests.append(_steps(by_id, steps))
+    # the probing signatures compare each account with every other in the window, not the
+    # exposed requests with the baseline: they run however few exposed requests there are
     lengths = engine.frame(
         "classify/lengths",
         echo_seconds=ECHO_SECONDS,
@@ -213,19 +191,51 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         else None
     )
     probing, missing = _probing(rows, lengths, fields, has_requests)
-    tests.extend(probing)
 
-    flagged = sorted(r["account_id"] for r in rows if r["reasons"])
-    for r in rows:
-        r["flagged"] = bool(r["reasons"])
+    if n_exposed < MIN_EXPOSED or n_baseline < MIN_BASELINE:
+        too_few = (
+            f"{n_exposed} exposed and {n_baseline} baseline requests; the tests of timing and "
+            f"volume need at least {MIN_EXPOSED} exposed and {MIN_BASELINE} baseline requests"
+        )
+        flagged = _flag(rows)
+        if flagged:
+            verdict, reason = "anomalous", f"{_flagged_reason(rows, flagged)}; {too_few}"
+        else:
+            verdict, reason = "insufficient_data", too_few
+            tested = [t["test"] for t in probing if t["test"] not in missing]
+            if tested:
+                reason += "; no account flagged by " + ", ".join(tested)
+        result = Classification(
+            verdict=verdict,
+            flagged_accounts=flagged,
+            exclusions=exclusions,
+            exposed=n_exposed,
+            baseline=n_baseline,
+            tests=probing,
+            accounts=rows,
+            reason=reason + _missing_reason(missing),
+        )
+        _store(engine, result)
+        return result
+
+    tests = [_timing(profile, "hour"), _timing(profile, "day")]
+    by_id = {r["account_id"]: r for r in rows}
+    tests.append(_volume(rows, n_exposed, n_baseline))
+    tests.append(_near_capacity(rows))
+    tests.append(_bursts(rows, accounts))
+    steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
+    tests.append(_steps(by_id, steps))
+    tests.extend(probing)
+    order = {t["test"]: i for i, t in enumerate(tests)}
+    for r in rows:  # the probing reasons were given first: list each row's in the tests' order
+        r["reasons"].sort(key=lambda x: order[x["test"]])
+
+    flagged = _flag(rows)
     timing_off = [t["test"] for t in tests[:2] if t["p_value"] is not None and t["p_value"] < ALPHA]
     untested = [t["test"] for t in tests if t["p_value"] is None and t["test"] not in missing]
     if flagged or timing_off:
         verdict = "anomalous"
-        parts = []
-        if flagged:
-            found = sorted({str(x["test"]) for r in rows for x in r["reasons"]})
-            parts.append(f"{len(flagged)} account(s) flagged ({', '.join(found)})")
+        parts = [_flagged_reason(rows, flagged)] if flagged else []
         if timing_off:
             parts.append("timing differs from the baseline (" + ", ".join(timing_off) + ")")
         reason = "; ".join(parts)
@@ -234,10 +244,7 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         reason = _consistent_reason(tests[:2], untested)
     if untested:
         reason += "; not testable on these counts: " + ", ".join(untested)
-    if missing:
-        reason += "; not testable without their fields: " + ", ".join(
-            f"{test} ({FIELD_TESTS[test]})" for test in missing
-        )
+    reason += _missing_reason(missing)
     result = Classification(
         verdict=verdict,
         flagged_accounts=flagged,
@@ -285,6 +292,28 @@ def fields_possible(engine: SQLEngine, case: Case) -> bool:
         if r.get("format") not in ENGINE_FORMATS and r["path"] not in unnamed
     }
     return not loaded_with or not loaded_with <= keep_none
+
+
+def _flag(rows: list[dict[str, Any]]) -> list[str]:
+    """Marks each row flagged when a test gave it a reason; the flagged accounts, sorted."""
+    for r in rows:
+        r["flagged"] = bool(r["reasons"])
+    return sorted(r["account_id"] for r in rows if r["reasons"])
+
+
+def _flagged_reason(rows: list[dict[str, Any]], flagged: list[str]) -> str:
+    """`N account(s) flagged (tests)`: the tests that flagged them."""
+    found = sorted({str(x["test"]) for r in rows for x in r["reasons"]})
+    return f"{len(flagged)} account(s) flagged ({', '.join(found)})"
+
+
+def _missing_reason(missing: list[str]) -> str:
+    """The tests not testable for want of their fields in the logs, as a reason's tail."""
+    if not missing:
+        return ""
+    return "; not testable without their fields: " + ", ".join(
+        f"{test} ({FIELD_TESTS[test]})" for test in missing
+    )
 
 
 def _consistent_reason(timing: list[dict[str, Any]], untested: list[str]) -> str:
