@@ -20,6 +20,7 @@ pytestmark = pytest.mark.spark
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
 BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
+ROOMS = Path(__file__).resolve().parent / "fixtures" / "range-review" / "engine-rooms"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
@@ -116,6 +117,23 @@ def test_blast_radius_and_probing_are_byte_identical_on_both_engines(blast):
         "probe_max_tokens",
         "probe_prefix",
     ]
+
+
+@pytest.fixture(scope="module")
+def rooms(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """tests/fixtures/range-review/engine-rooms: shared and disagreeing bootstrap rooms."""
+    return _run_both(ROOMS / "incident.toml", tmp_path_factory.mktemp("rooms"))
+
+
+def test_engine_room_lengths_are_byte_identical_on_both_engines(rooms):
+    """The hand-derived figures of tests/fixtures/range-review/README.md, on Spark too."""
+    duck, spark_out = rooms
+    for output in ("summary.json", "exposed_requests.csv", "blast_radius.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    rng = summary["exposure_range"]
+    assert (summary["exposure_count"], rng["min"], rng["max"]) == (3, 1, 6)
+    assert summary["blast_radius"][0]["in_window"] == 4
 
 
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):

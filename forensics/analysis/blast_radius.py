@@ -22,6 +22,7 @@ from ..case import Case
 from ..engines import SQLEngine
 from ..formats import iso_z, write_csv
 from ..schema import DEFAULT_STATUS
+from .exposure import ENGINE_LENGTHS
 
 TABLE = "blast_radius"
 ENGINE_TABLE = "blast_radius_engine"  # the engine logs' prefill spans, one in force at a time
@@ -49,8 +50,11 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
     """Materialize `blast_radius` and return the figures per model and the warnings: the
     case's own models over capacity outside the window (the window may be too narrow), and
     `[[capacity]]` entries whose `models` glob matches no model of the logs. Needs
-    `requests`, the case tables and `case_requests_in_force` (`exposure.compute_bands`, or
+    `requests`, the case tables, `case_requests_in_force` and `engine_lengths` (each
+    request is judged by the length that decides its band) (`exposure.compute_bands`, or
     `exposure.load_case_tables` and `exposure.capacity_in_force`)."""
+    if not engine.table_exists("engine_lengths"):  # a database analysed by an older version
+        engine.write_frame("engine_lengths", pl.DataFrame(schema=ENGINE_LENGTHS), "request_id")
     if engine.table_exists("engine_capacity"):
         engine.materialize(ENGINE_TABLE, "blast_radius/engine_spans")
     else:

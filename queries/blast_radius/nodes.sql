@@ -7,14 +7,15 @@
 --   its node at its ts (`blast_radius_engine`, from the engine logs; empty without them).
 -- A request is over capacity as the bands judge one, exclusions aside: a success status
 -- (the default where none is logged), prompt >= the capacity's reject_from (else tokens + 1)
--- and prompt <= the context window. `excluded`: those of an excluded account;
+-- and prompt <= the context window, the prompt being the length that decides the band (the
+-- engine's own input length where `engine_lengths` gives one, else the gateway's). `excluded`: those of an excluded account;
 -- `unknown_capacity`: requests with no capacity in force (any status and size).
 WITH judged AS (
     SELECT
         r.model,
         r.prefill_node,
         r.ts,
-        r.prompt_tokens,
+        coalesce(l.engine_prompt_tokens, r.prompt_tokens) AS prompt_tokens,
         CASE
             WHEN r.capacity IS NOT NULL THEN r.over_from
             WHEN m.model IS NULL THEN coalesce(e.reject_from, e.tokens + 1)
@@ -29,6 +30,7 @@ WITH judged AS (
      AND r.ts >= e.start_ts
      AND (e.end_ts IS NULL OR r.ts < e.end_ts)
     LEFT JOIN case_exclusions AS x ON x.account_id = r.account_id
+    LEFT JOIN engine_lengths AS l ON l.request_id = r.request_id
 ),
 marked AS (
     SELECT

@@ -1,0 +1,54 @@
+"""Findings of a hostile review of the exposure range, each on a small literal fixture under
+tests/fixtures/range-review (every expected value derived by hand in its README.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics import pipeline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "range-review"
+ROOMS = FIXTURES / "engine-rooms" / "incident.toml"
+
+
+@pytest.fixture(scope="module")
+def rooms(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("rooms") / "out"
+    pipeline.run(ROOMS, out)
+    return json.loads((out / "summary.json").read_text())
+
+
+# --- an engine length decides only for the one request its room identifies ---------------
+
+
+def test_a_room_several_requests_carry_decides_none_and_they_go_into_the_range(rooms):
+    """r1, r2 (room 11: engine 300) stay exposed at 700, min side; r5, r6 (room 15: engine
+    700) and r7 (room 16: lines 300 and 700) fit at 300, max side; r3 is decided by its room."""
+    assert rooms["bands"]["exposed"] == 3
+    assert rooms["exposure_range"] == {
+        "min": 1,
+        "likely": 3,
+        "max": 6,
+        "contributions": [
+            {"category": "engine_length", "direction": "min", "requests": 2},
+            {"category": "engine_length", "direction": "max", "requests": 3},
+        ],
+    }
+
+
+def test_the_rooms_that_decide_nothing_are_counted_and_listed(rooms):
+    lengths = rooms["engine_input_lengths"]
+    assert (lengths["requests"], lengths["differ"], lengths["undecided"]) == (3, 3, 5)
+    assert [c["request_id"] for c in lengths["band_changed"]] == ["r3", "r8", "r9"]
+    assert lengths["shared_rooms"] == [
+        {"bootstrap_room": 11, "requests": 2, "request_ids": ["r1", "r2"]},
+        {"bootstrap_room": 15, "requests": 2, "request_ids": ["r5", "r6"]},
+    ]
+    (warning,) = [w for w in rooms["warnings"] if "carried by several" in w]
+    assert warning.startswith(
+        "2 bootstrap room(s) of the engine logs are carried by several gateway requests "
+        "(room 11: r1, r2; room 15: r5, r6)"
+    )
