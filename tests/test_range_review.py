@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from forensics import pipeline
+from forensics.render.headline import headline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "range-review"
 ROOMS = FIXTURES / "engine-rooms" / "incident.toml"
@@ -52,3 +53,19 @@ def test_the_rooms_that_decide_nothing_are_counted_and_listed(rooms):
         "2 bootstrap room(s) of the engine logs are carried by several gateway requests "
         "(room 11: r1, r2; room 15: r5, r6)"
     )
+
+
+# --- another model is not bounded by the case's context window ---------------------------
+
+
+def test_another_model_is_bounded_by_its_own_context_limit_or_none(tmp_path):
+    """big: no limit known, 1500 and 3000 over its 1000 pool; small: its server's
+    context_len 2000 bounds it, 1500 over its pool (reject_from 1194), 2500 not; m: the case's
+    1000."""
+    summary = pipeline.run(FIXTURES / "other-models" / "incident.toml", tmp_path / "out").summary
+    over = {m["model"]: m["over_capacity"] for m in summary["blast_radius"]}
+    assert over == {"big": 2, "m": 1, "small": 1}
+    assert (
+        "other models: 3 requests above their pool (big 2, small 1); capacity known for 100% "
+        "of their requests"
+    ) in headline(summary).splitlines()

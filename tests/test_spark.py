@@ -136,6 +136,18 @@ def test_engine_room_lengths_are_byte_identical_on_both_engines(rooms):
     assert summary["blast_radius"][0]["in_window"] == 4
 
 
+def test_other_models_context_limits_are_byte_identical_on_both_engines(tmp_path_factory, spark):
+    """tests/fixtures/range-review/other-models: another model's own context limit (engine
+    logs) or none bounds its over-capacity requests, on Spark too."""
+    case = ROOMS.parent / "other-models" / "incident.toml"
+    duck, spark_out = _run_both(case, tmp_path_factory.mktemp("other-models"))
+    for output in ("summary.json", "blast_radius.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    over = {m["model"]: m["over_capacity"] for m in summary["blast_radius"]}
+    assert over == {"big": 2, "m": 1, "small": 1}
+
+
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):
     duck, spark_out = time_window
     assert _differing(duck, spark_out) == []

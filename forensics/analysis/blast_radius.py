@@ -63,6 +63,7 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
                 "node": pl.String,
                 "tokens": pl.Int64,
                 "reject_from": pl.Int64,
+                "context_len": pl.Int64,
                 "start_ts": _UTC,
                 "end_ts": _UTC,
             }

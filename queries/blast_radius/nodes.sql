@@ -8,7 +8,10 @@
 -- A request is over capacity as the bands judge one, exclusions aside: a success status
 -- (the default where none is logged), prompt >= the capacity's reject_from (else tokens + 1)
 -- and prompt <= the context window, the prompt being the length that decides the band (the
--- engine's own input length where `engine_lengths` gives one, else the gateway's). `excluded`: those of an excluded account;
+-- engine's own input length where `engine_lengths` gives one, else the gateway's). The
+-- context window is the case's (`$context_window`) for the case's models only: another
+-- model's is its server's own limit where the engine logs give one for its node at its ts
+-- (`blast_radius_engine.context_len`), else none (no upper bound). `excluded`: those of an excluded account;
 -- `unknown_capacity`: requests with no capacity in force (any status and size).
 WITH judged AS (
     SELECT
@@ -20,6 +23,8 @@ WITH judged AS (
             WHEN r.capacity IS NOT NULL THEN r.over_from
             WHEN m.model IS NULL THEN coalesce(e.reject_from, e.tokens + 1)
         END AS over_from,
+        CASE WHEN m.model IS NOT NULL THEN $context_window ELSE e.context_len END
+            AS context_limit,
         coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered,
         x.account_id IS NOT NULL AS excluded
@@ -40,7 +45,9 @@ marked AS (
         excluded,
         over_from IS NOT NULL AS known,
         coalesce(
-            delivered AND prompt_tokens >= over_from AND prompt_tokens <= $context_window,
+            delivered
+            AND prompt_tokens >= over_from
+            AND (context_limit IS NULL OR prompt_tokens <= context_limit),
             FALSE
         ) AS over
     FROM judged
