@@ -4,11 +4,15 @@ tests/fixtures/range-review (every expected value derived by hand in its README.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from forensics import pipeline
+from forensics.case import load_case
+from forensics.cli import app
+from forensics.engines import DuckDBEngine
 from forensics.render.headline import headline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "range-review"
@@ -69,3 +73,46 @@ def test_another_model_is_bounded_by_its_own_context_limit_or_none(tmp_path):
         "other models: 3 requests above their pool (big 2, small 1); capacity known for 100% "
         "of their requests"
     ) in headline(summary).splitlines()
+
+
+# --- a file removed from a folder source after ingest ------------------------------------
+
+
+def _folder_case(tmp_path: Path) -> tuple[Path, Path]:
+    """folder-source copied, both its logs ingested: (the case file, the case database)."""
+    folder = tmp_path / "case"
+    shutil.copytree(FIXTURES / "folder-source", folder)
+    db = tmp_path / "case.duckdb"
+    case = load_case(folder / "incident.toml")
+    with DuckDBEngine(db) as engine:
+        pipeline.ingest_sources(engine, case)
+    return folder / "incident.toml", db
+
+
+def test_a_file_gone_from_a_folder_source_since_ingest_is_refused(runner, tmp_path):
+    """b.jsonl (3 of the 6 exposed) moved out of logs/ after ingest: counted, it gave 6 where
+    the folder now gives 3."""
+    case, db = _folder_case(tmp_path)
+    gone = case.parent / "logs" / "b.jsonl"
+    gone.rename(tmp_path / "b.moved")
+    result = runner.invoke(
+        app, ["analyze", str(case), "--db", str(db), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert (
+        f"{gone} was ingested from [[source]] {case.parent / 'logs'}, which no longer holds it"
+        in line
+    )
+    assert "ingest the case's logs into a new --db (forensics run does" in line
+
+
+def test_a_file_renamed_inside_its_folder_source_is_still_there(runner, tmp_path):
+    case, db = _folder_case(tmp_path)
+    logs = case.parent / "logs"
+    (logs / "b.jsonl").rename(logs / "b-renamed.jsonl")
+    result = runner.invoke(
+        app, ["analyze", str(case), "--db", str(db), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["exposure_count"] == 6

@@ -8,7 +8,8 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
   request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
   nodes and times of the requests).
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
-  `changed_source`: one whose file on disk is not the content loaded from its path. Both,
+  `changed_source`: one whose file on disk is not the content loaded from its path;
+  `gone_source`: an input of a source folder or glob that the source no longer holds. All,
   and `define_scope`'s search for moved copies, see the files on disk through `SourceFiles`:
   the pipeline's, which lists a source's files as ingest reads them and hashes each file
   once a command.
@@ -251,6 +252,31 @@ def changed_source(
             now = files.sha256_of(f)
             if shas != {now}:
                 return source, str(f), now, sorted(shas)
+    return None
+
+
+def gone_source(
+    case: Case, inputs: list[tuple[str, str]], files: SourceFiles
+) -> tuple[Source, str, int] | None:
+    """The first input ((path, sha256) of `inputs`) ingested from a case `[[source]]` folder
+    or glob whose files are on disk, but that is none of them now, by path or by sha256 (a
+    file removed from the folder, or moved out of it, since ingest): (its source, its path,
+    how many files the source holds now); None when every such input is there. A source with
+    no file on disk at all (the logs archived once ingested) is not judged: the database is
+    then the evidence, as `missing_source` accepts."""
+    for source in case.sources:
+        on_disk = files.files_of(source)
+        if not on_disk:
+            continue
+        there = {_resolved(str(f)) for f in on_disk}
+        shas: set[str] | None = None
+        for path, sha in inputs:
+            if not _belongs(path, source.path) or _resolved(path) in there:
+                continue
+            if shas is None:
+                shas = {files.sha256_of(f) for f in on_disk}
+            if sha not in shas:
+                return source, path, len(on_disk)
     return None
 
 
