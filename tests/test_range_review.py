@@ -116,3 +116,16 @@ def test_a_file_renamed_inside_its_folder_source_is_still_there(runner, tmp_path
     )
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["exposure_count"] == 6
+
+
+# --- two capacity entries of different globs hold for one request ------------------------
+
+
+def test_two_capacity_entries_holding_for_the_same_requests_are_warned_about(tmp_path):
+    summary = pipeline.run(FIXTURES / "capacity-overlap" / "incident.toml", tmp_path / "o").summary
+    assert summary["exposure_count"] == 0
+    assert (
+        "[[capacity]] entries 1 (nodes '*', 900 tokens) and 2 (nodes 'pf-1', models 'm', 500 "
+        "tokens) both hold for 4 request(s) with different pools: the first in file order, "
+        "entry 1, decides for them; if entry 2 is the one in force there, put it first"
+    ) in summary["warnings"]

@@ -136,16 +136,21 @@ def test_engine_room_lengths_are_byte_identical_on_both_engines(rooms):
     assert summary["blast_radius"][0]["in_window"] == 4
 
 
-def test_other_models_context_limits_are_byte_identical_on_both_engines(tmp_path_factory, spark):
-    """tests/fixtures/range-review/other-models: another model's own context limit (engine
-    logs) or none bounds its over-capacity requests, on Spark too."""
-    case = ROOMS.parent / "other-models" / "incident.toml"
-    duck, spark_out = _run_both(case, tmp_path_factory.mktemp("other-models"))
+@pytest.mark.parametrize("name", ["other-models", "capacity-overlap"])
+def test_range_review_blast_radius_is_byte_identical_on_both_engines(tmp_path_factory, spark, name):
+    """tests/fixtures/range-review: another model's own context limit (engine logs) or none
+    bounds its over-capacity requests; two capacity entries of different globs holding for
+    the same requests are warned about; on Spark too (README figures)."""
+    case = ROOMS.parent / name / "incident.toml"
+    duck, spark_out = _run_both(case, tmp_path_factory.mktemp(name))
     for output in ("summary.json", "blast_radius.csv"):
         assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
     summary = json.loads((spark_out / "summary.json").read_text())
     over = {m["model"]: m["over_capacity"] for m in summary["blast_radius"]}
-    assert over == {"big": 2, "m": 1, "small": 1}
+    if name == "other-models":
+        assert over == {"big": 2, "m": 1, "small": 1}
+    else:
+        assert any(w.startswith("[[capacity]] entries 1 (") for w in summary["warnings"])
 
 
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from ..case import Case
+from ..case import Capacity, Case
 from ..engines import SQLEngine
 from ..formats import iso_z, write_csv
 from ..schema import DEFAULT_STATUS
@@ -86,7 +86,36 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
         }
         for row in engine.frame("blast_radius/models").iter_rows(named=True)
     ]
-    return BlastRadius(models, _warnings(case, models))
+    return BlastRadius(models, _warnings(case, models) + shadowed_warnings(engine, case))
+
+
+def shadowed_warnings(engine: SQLEngine, case: Case) -> list[str]:
+    """One warning per pair of prefill `[[capacity]]` entries of different globs that both
+    hold for some of the case's requests (any model, any time) with different figures: the
+    first in file order decides for them, as for the bands, and the later one is shadowed
+    (an entry written for those nodes after a broader one). Needs `capacity_in_force`."""
+    if sum(c.role == "prefill" for c in case.capacity) < 2:
+        return []
+    engine.materialize("capacity_shadowed", "blast_radius/shadowed_segments")
+    if not engine.scalar("SELECT count(*) FROM capacity_shadowed"):
+        return []
+    warnings = []
+    for decides, shadowed, n in engine.frame("blast_radius/shadowed").iter_rows():
+        first, later = case.capacity[int(decides)], case.capacity[int(shadowed)]
+        warnings.append(
+            f"[[capacity]] entries {int(decides) + 1} ({_entry(first)}) and {int(shadowed) + 1} "
+            f"({_entry(later)}) both hold for {int(n):,} request(s) with different pools: the "
+            f"first in file order, entry {int(decides) + 1}, decides for them; if entry "
+            f"{int(shadowed) + 1} is the one in force there, put it first"
+        )
+    return warnings
+
+
+def _entry(entry: Capacity) -> str:
+    """A [[capacity]] entry as a warning names it."""
+    models = f", models {entry.models!r}" if entry.models is not None else ""
+    limit = f", reject_from {entry.reject_from:,}" if entry.reject_from is not None else ""
+    return f"nodes {entry.nodes!r}{models}, {entry.tokens:,} tokens{limit}"
 
 
 def _warnings(case: Case, models: list[dict[str, Any]]) -> list[str]:
