@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics import pipeline
+from forensics import ingest, pipeline
 from forensics.case import load_case
 from forensics.cli import app
 from forensics.engines import DuckDBEngine
@@ -129,3 +129,43 @@ def test_two_capacity_entries_holding_for_the_same_requests_are_warned_about(tmp
         "tokens) both hold for 4 request(s) with different pools: the first in file order, "
         "entry 1, decides for them; if entry 2 is the one in force there, put it first"
     ) in summary["warnings"]
+
+
+# --- the case's records kept out as duplicates of an input it does not name ---------------
+
+
+def _duplicates_db(tmp_path: Path, *orders: list[str]) -> tuple[Path, Path]:
+    """duplicates/ copied and ingested into one database, one ingest per list of `orders`:
+    (the case file, the database)."""
+    folder = tmp_path / "case"
+    shutil.copytree(FIXTURES / "duplicates", folder)
+    db = tmp_path / "case.duckdb"
+    with DuckDBEngine(db) as engine:
+        for names in orders:
+            ingest.ingest_into(
+                engine, [folder / n for n in names], mapping=folder / "gw.mapping.toml"
+            )
+    return folder / "incident.toml", db
+
+
+@pytest.mark.parametrize(
+    "orders",
+    [[["other-export.jsonl"], ["gw.jsonl"]], [["other-export.jsonl", "gw.jsonl"]]],
+    ids=["two-ingests", "one-ingest"],
+)
+def test_records_kept_out_as_duplicates_of_an_unnamed_input_are_refused(runner, tmp_path, orders):
+    case, db = _duplicates_db(tmp_path, *orders)
+    result = runner.invoke(app, ["analyze", str(case), "--db", str(db), "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert (
+        "6 record(s) of the case's input gw.jsonl were not loaded, as duplicates of records of "
+        "other-export.jsonl, an input no [[source]] of the case file names"
+    ) in line
+    assert "or name other-export.jsonl in a [[source]]" in line
+
+
+def test_the_unnamed_copy_loaded_second_loses_nothing_of_the_case(tmp_path):
+    case, db = _duplicates_db(tmp_path, ["gw.jsonl"], ["other-export.jsonl"])
+    summary = pipeline.analyze(case, db, tmp_path / "out").summary
+    assert summary["exposure_count"] == 6

@@ -18,7 +18,8 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 - `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
   scope: stored as `case_unnamed_inputs`, left out of the views `case_requests`,
   `case_engine_requests`, `case_engine_aborts` and `case_engine_kv_faults` that the analysis
-  reads, and named in a warning (`unnamed_warning`).
+  reads, and named in a warning (`unnamed_warning`); refused when records of the case's own
+  inputs were kept out as duplicates of such an input's (they would be in no figure).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import polars as pl
 
 from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
-from ..errors import ForensicsError, option
+from ..errors import ForensicsError, command, option
 from ..formats import iso_z, relative_path
 from ..schema import shown_id
 
@@ -375,10 +376,32 @@ def define_scope(engine: SQLEngine, case: Case, files: SourceFiles = NO_FILES) -
     _, unnamed = case_inputs(case, input_paths(engine), files)
     frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
     engine.write_frame(UNNAMED_TABLE, frame, "path")
+    if unnamed and engine.table_exists("input_duplicates"):
+        _refuse_hidden_duplicates(engine, case)
     for table, _, filtered, whole in SCOPED_VIEWS:
         if engine.table_exists(table):
             engine.run(filtered if unnamed else whole)
     return unnamed
+
+
+def _refuse_hidden_duplicates(engine: SQLEngine, case: Case) -> None:
+    """Refuse (exit 2) a scope that would lose records of the case's own inputs: ingest kept
+    them out as duplicates of records of an input the case does not name, and that input is
+    left out of every figure, so neither copy would count."""
+    rows = engine.frame("scope/hidden_duplicates").rows()
+    if not rows:
+        return
+    path, of_path, n = rows[0]
+    more = f" (and {len(rows) - 1} more such pair(s) of inputs)" if len(rows) > 1 else ""
+    raise ForensicsError(
+        f"{int(n):,} record(s) of the case's input {relative_path(path, case.folder)} were "
+        f"not loaded, as duplicates of records of {relative_path(of_path, case.folder)}, an "
+        f"input no [[source]] of the case file names: left out with it, they would be in no "
+        f"figure{more}",
+        where=str(case.path),
+        fix=f"ingest the case's sources into a database of their own ({command('run')} does), "
+        f"or name {relative_path(of_path, case.folder)} in a [[source]] if it is the case's",
+    )
 
 
 def ensure_scope(engine: SQLEngine, case: Case) -> None:
