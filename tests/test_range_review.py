@@ -126,8 +126,9 @@ def test_two_capacity_entries_holding_for_the_same_requests_are_warned_about(tmp
     assert summary["exposure_count"] == 0
     assert (
         "[[capacity]] entries 1 (nodes '*', 900 tokens) and 2 (nodes 'pf-1', models 'm', 500 "
-        "tokens) both hold for 4 request(s) with different pools: the first in file order, "
-        "entry 1, decides for them; if entry 2 is the one in force there, put it first"
+        "tokens) both hold for 4 request(s), the later with the smaller pool: the first in "
+        "file order, entry 1, decides for them; if entry 2 is the one in force there, put it "
+        "first"
     ) in summary["warnings"]
 
 
@@ -169,3 +170,21 @@ def test_the_unnamed_copy_loaded_second_loses_nothing_of_the_case(tmp_path):
     case, db = _duplicates_db(tmp_path, ["gw.jsonl"], ["other-export.jsonl"])
     summary = pipeline.analyze(case, db, tmp_path / "out").summary
     assert summary["exposure_count"] == 6
+
+
+def test_a_specific_entry_before_a_broader_one_with_a_larger_pool_says_nothing(tmp_path):
+    """Entry 2 (pf-1, m, 500) moved before entry 1 (*, 900): the usual override, the later
+    entry with the larger pool: no warning, and m0, m1 (700) are exposed under 500."""
+    folder = tmp_path / "case"
+    shutil.copytree(FIXTURES / "capacity-overlap", folder)
+    case = folder / "incident.toml"
+    text = case.read_text()
+    star = (
+        '[[capacity]]\nrole = "prefill"\nnodes = "*"\ntokens = 900\n'
+        'start = "2026-09-01T00:00:00Z"\n'
+    )
+    assert star in text
+    case.write_text(text.replace(star, "") + "\n" + star)
+    summary = pipeline.run(case, tmp_path / "o").summary
+    assert summary["exposure_count"] == 2
+    assert not [w for w in summary["warnings"] if w.startswith("[[capacity]] entries")]

@@ -91,9 +91,11 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
 
 def shadowed_warnings(engine: SQLEngine, case: Case) -> list[str]:
     """One warning per pair of prefill `[[capacity]]` entries of different globs that both
-    hold for some of the case's requests (any model, any time) with different figures: the
-    first in file order decides for them, as for the bands, and the later one is shadowed
-    (an entry written for those nodes after a broader one). Needs `capacity_in_force`."""
+    hold for some of the case's requests (any model, any time) where the later one has the
+    smaller pool (a lower smallest prompt over it): the first in file order decides for them,
+    as for the bands, and the later one, which would count more of them as exposed, is
+    shadowed (an entry written for those nodes after a broader one). A later entry with the
+    larger pool is the usual override and says nothing. Needs `capacity_in_force`."""
     if sum(c.role == "prefill" for c in case.capacity) < 2:
         return []
     engine.materialize("capacity_shadowed", "blast_radius/shadowed_segments")
@@ -104,9 +106,9 @@ def shadowed_warnings(engine: SQLEngine, case: Case) -> list[str]:
         first, later = case.capacity[int(decides)], case.capacity[int(shadowed)]
         warnings.append(
             f"[[capacity]] entries {int(decides) + 1} ({_entry(first)}) and {int(shadowed) + 1} "
-            f"({_entry(later)}) both hold for {int(n):,} request(s) with different pools: the "
-            f"first in file order, entry {int(decides) + 1}, decides for them; if entry "
-            f"{int(shadowed) + 1} is the one in force there, put it first"
+            f"({_entry(later)}) both hold for {int(n):,} request(s), the later with the "
+            f"smaller pool: the first in file order, entry {int(decides) + 1}, decides for "
+            f"them; if entry {int(shadowed) + 1} is the one in force there, put it first"
         )
     return warnings
 
