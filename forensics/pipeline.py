@@ -478,7 +478,9 @@ def require_sources(
     """Refuse (exit 2) a case database that lacks a file of a case `[[source]]` (figures on
     part of the logs, named as if on all of them), or whose content loaded from a source
     file's path is not the file on disk now (a log re-exported under its name since: figures
-    of the old export, named as if of this one). A file counts as there when `inputs` holds
+    of the old export, named as if of this one), or that holds a file ingested from a source
+    folder or glob which no longer holds it (`scope.gone_source`). A file counts as there
+    when `inputs` holds
     its path or, for a moved copy, its sha256. The files are `files` (`source_files`, whose
     hashes the command's scope then reuses), each hashed at most once."""
     files = files or source_files()
@@ -488,6 +490,9 @@ def require_sources(
         changed = scope.changed_source(case, held, files)
         if changed is not None:
             raise _changed_source(case, db, *changed)
+        gone = scope.gone_source(case, held, files)
+        if gone is not None:
+            raise _gone_source(case, db, *gone)
         return
     names = sorted({p for p, _ in held})
     shown = ", ".join(names[: scope.MAX_LISTED]) + (
@@ -518,6 +523,18 @@ def _changed_source(
         "would be of other content than the file",
         where=str(case.path),
         fix=fix,
+    )
+
+
+def _gone_source(case: Case, db: str | Path, source: Source, file: str, now: int) -> InputError:
+    return InputError(
+        f"{file} was ingested from [[source]] {source.path}, which no longer holds it (it holds "
+        f"{now} file(s) now, none with its path or content): the database's figures would "
+        "count records of a file that is no longer part of the source",
+        where=str(case.path),
+        fix=f"put the file back, or ingest the case's logs into a new {option('db')} "
+        f"({command('run')} does; {command('ingest')} {option('force')} replaces only what "
+        "was loaded from a file still there)",
     )
 
 

@@ -210,6 +210,14 @@ INPUTS_MIGRATE = "ALTER TABLE inputs ADD COLUMN IF NOT EXISTS mapping_sha256 VAR
 # is filled with a default, listed in summary.json `assumptions`); NULL for engine logs and
 # in databases written before it was recorded (added by the next ingest)
 INPUTS_MIGRATE_FIELDS = "ALTER TABLE inputs ADD COLUMN IF NOT EXISTS fields VARCHAR"
+# Records of an input not loaded because they duplicate records of another input (loaded
+# before it, or earlier in its run): per input and the input whose records they duplicate,
+# how many. A case that leaves that other input out would otherwise lose them unseen
+# (`forensics.analysis.scope`). Absent in databases written before it was recorded.
+INPUT_DUPLICATES_DDL = (
+    "CREATE TABLE IF NOT EXISTS input_duplicates "
+    "(path VARCHAR, sha256 VARCHAR, of_path VARCHAR, records BIGINT)"
+)
 QUARANTINE_DDL = (
     "CREATE TABLE IF NOT EXISTS quarantine "
     "(source VARCHAR, row BIGINT, reason VARCHAR, raw VARCHAR)"

@@ -51,6 +51,19 @@ def test_inside_the_window_a_case_model_adds_up_to_its_bands(summary):
     assert in_window == bands["exposed"] + bands["excluded"] == 8
 
 
+def test_with_engine_input_lengths_a_case_model_still_adds_up_to_its_bands(tmp_path):
+    """tests/fixtures/range-review/engine-rooms: the engine's length decides r3 (300 -> 700,
+    exposed), r8 (700 -> 300, fits) and r9 (300 -> 700, excluded), in the blast radius as in
+    the bands: over capacity r1, r2, r3, r9; in_window 4 = exposed 3 + excluded 1 (judged by
+    the gateway's length: r1, r2, r8, excluded 0)."""
+    case = Path(__file__).parent / "fixtures" / "range-review" / "engine-rooms" / "incident.toml"
+    summary = pipeline.run(case, tmp_path / "out").summary
+    bands = summary["bands"]
+    (m,) = summary["blast_radius"]
+    assert (m["over_capacity"], m["excluded"], m["in_window"]) == (4, 1, 4)
+    assert m["in_window"] == bands["exposed"] + bands["excluded"] == 4
+
+
 def test_a_model_with_its_own_pool_on_the_shared_nodes_is_not_over_it(summary):
     assert _radius(summary)["m-chat"] == (8, 0, 0, 0, None, None, 0, 0)
 

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.spark
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
 BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
+ROOMS = Path(__file__).resolve().parent / "fixtures" / "range-review" / "engine-rooms"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
@@ -116,6 +117,40 @@ def test_blast_radius_and_probing_are_byte_identical_on_both_engines(blast):
         "probe_max_tokens",
         "probe_prefix",
     ]
+
+
+@pytest.fixture(scope="module")
+def rooms(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """tests/fixtures/range-review/engine-rooms: shared and disagreeing bootstrap rooms."""
+    return _run_both(ROOMS / "incident.toml", tmp_path_factory.mktemp("rooms"))
+
+
+def test_engine_room_lengths_are_byte_identical_on_both_engines(rooms):
+    """The hand-derived figures of tests/fixtures/range-review/README.md, on Spark too."""
+    duck, spark_out = rooms
+    for output in ("summary.json", "exposed_requests.csv", "blast_radius.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    rng = summary["exposure_range"]
+    assert (summary["exposure_count"], rng["min"], rng["max"]) == (3, 1, 6)
+    assert summary["blast_radius"][0]["in_window"] == 4
+
+
+@pytest.mark.parametrize("name", ["other-models", "capacity-overlap"])
+def test_range_review_blast_radius_is_byte_identical_on_both_engines(tmp_path_factory, spark, name):
+    """tests/fixtures/range-review: another model's own context limit (engine logs) or none
+    bounds its over-capacity requests; two capacity entries of different globs holding for
+    the same requests are warned about; on Spark too (README figures)."""
+    case = ROOMS.parent / name / "incident.toml"
+    duck, spark_out = _run_both(case, tmp_path_factory.mktemp(name))
+    for output in ("summary.json", "blast_radius.csv"):
+        assert (duck / output).read_bytes() == (spark_out / output).read_bytes(), output
+    summary = json.loads((spark_out / "summary.json").read_text())
+    over = {m["model"]: m["over_capacity"] for m in summary["blast_radius"]}
+    if name == "other-models":
+        assert over == {"big": 2, "m": 1, "small": 1}
+    else:
+        assert any(w.startswith("[[capacity]] entries 1 (") for w in summary["warnings"])
 
 
 def test_time_window_owners_are_byte_identical_on_both_engines(time_window):

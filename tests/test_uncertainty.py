@@ -362,6 +362,8 @@ def test_a_gateway_and_engine_length_that_disagree_are_listed_and_warned_about()
                 "gateway_band": "fits",
             },
         ],
+        "undecided": 0,
+        "shared_rooms": [],
     }
     assert (
         "2 request(s) in scope have an engine input length other than the gateway's "

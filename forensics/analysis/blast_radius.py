@@ -18,10 +18,11 @@ from typing import Any
 
 import polars as pl
 
-from ..case import Case
+from ..case import Capacity, Case
 from ..engines import SQLEngine
 from ..formats import iso_z, write_csv
 from ..schema import DEFAULT_STATUS
+from .exposure import ENGINE_LENGTHS
 
 TABLE = "blast_radius"
 ENGINE_TABLE = "blast_radius_engine"  # the engine logs' prefill spans, one in force at a time
@@ -49,8 +50,11 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
     """Materialize `blast_radius` and return the figures per model and the warnings: the
     case's own models over capacity outside the window (the window may be too narrow), and
     `[[capacity]]` entries whose `models` glob matches no model of the logs. Needs
-    `requests`, the case tables and `case_requests_in_force` (`exposure.compute_bands`, or
+    `requests`, the case tables, `case_requests_in_force` and `engine_lengths` (each
+    request is judged by the length that decides its band) (`exposure.compute_bands`, or
     `exposure.load_case_tables` and `exposure.capacity_in_force`)."""
+    if not engine.table_exists("engine_lengths"):  # a database analysed by an older version
+        engine.write_frame("engine_lengths", pl.DataFrame(schema=ENGINE_LENGTHS), "request_id")
     if engine.table_exists("engine_capacity"):
         engine.materialize(ENGINE_TABLE, "blast_radius/engine_spans")
     else:
@@ -59,6 +63,7 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
                 "node": pl.String,
                 "tokens": pl.Int64,
                 "reject_from": pl.Int64,
+                "context_len": pl.Int64,
                 "start_ts": _UTC,
                 "end_ts": _UTC,
             }
@@ -81,7 +86,38 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
         }
         for row in engine.frame("blast_radius/models").iter_rows(named=True)
     ]
-    return BlastRadius(models, _warnings(case, models))
+    return BlastRadius(models, _warnings(case, models) + shadowed_warnings(engine, case))
+
+
+def shadowed_warnings(engine: SQLEngine, case: Case) -> list[str]:
+    """One warning per pair of prefill `[[capacity]]` entries of different globs that both
+    hold for some of the case's requests (any model, any time) where the later one has the
+    smaller pool (a lower smallest prompt over it): the first in file order decides for them,
+    as for the bands, and the later one, which would count more of them as exposed, is
+    shadowed (an entry written for those nodes after a broader one). A later entry with the
+    larger pool is the usual override and says nothing. Needs `capacity_in_force`."""
+    if sum(c.role == "prefill" for c in case.capacity) < 2:
+        return []
+    engine.materialize("capacity_shadowed", "blast_radius/shadowed_segments")
+    if not engine.scalar("SELECT count(*) FROM capacity_shadowed"):
+        return []
+    warnings = []
+    for decides, shadowed, n in engine.frame("blast_radius/shadowed").iter_rows():
+        first, later = case.capacity[int(decides)], case.capacity[int(shadowed)]
+        warnings.append(
+            f"[[capacity]] entries {int(decides) + 1} ({_entry(first)}) and {int(shadowed) + 1} "
+            f"({_entry(later)}) both hold for {int(n):,} request(s), the later with the "
+            f"smaller pool: the first in file order, entry {int(decides) + 1}, decides for "
+            f"them; if entry {int(shadowed) + 1} is the one in force there, put it first"
+        )
+    return warnings
+
+
+def _entry(entry: Capacity) -> str:
+    """A [[capacity]] entry as a warning names it."""
+    models = f", models {entry.models!r}" if entry.models is not None else ""
+    limit = f", reject_from {entry.reject_from:,}" if entry.reject_from is not None else ""
+    return f"nodes {entry.nodes!r}{models}, {entry.tokens:,} tokens{limit}"
 
 
 def _warnings(case: Case, models: list[dict[str, Any]]) -> list[str]:

@@ -131,9 +131,35 @@ def _case_has_engine_logs(engine: SQLEngine) -> bool:
 
 def warnings(result: dict[str, Any] | None) -> list[str]:
     """The engine's input lengths that differ from the gateway's: they decide, and where one
-    changes a request's band the warning names it (five at most)."""
+    changes a request's band the warning names it (five at most); and the bootstrap rooms
+    several requests carry, whose lengths decide none of them (five named at most)."""
     lengths = (result or {}).get("engine_input_lengths")
-    if not lengths or not lengths["differ"]:
+    if not lengths:
+        return []
+    return _shared_rooms_warning(lengths) + _differ_warning(lengths)
+
+
+def _shared_rooms_warning(lengths: dict[str, Any]) -> list[str]:
+    rooms = lengths.get("shared_rooms") or []
+    if not rooms:
+        return []
+    named = "; ".join(
+        f"room {r['bootstrap_room']}: {', '.join(r['request_ids'][:3])}"
+        + (f" and {r['requests'] - 3} more" if r["requests"] > 3 else "")
+        for r in rooms[: scope.MAX_LISTED]
+    )
+    extra = len(rooms) - scope.MAX_LISTED
+    more = f"; and {extra} more room(s)" if extra > 0 else ""
+    return [
+        f"{len(rooms)} bootstrap room(s) of the engine logs are carried by several gateway "
+        f"requests ({named}{more}): the engine's input lengths of such a room decide none of "
+        "them (the gateway's prompt_tokens stand), and a request whose band one of those "
+        "lengths would change is in the exposure range (engine_length)"
+    ]
+
+
+def _differ_warning(lengths: dict[str, Any]) -> list[str]:
+    if not lengths["differ"]:
         return []
     changed = lengths["band_changed"]
     named = "; ".join(

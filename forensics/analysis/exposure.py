@@ -22,6 +22,14 @@ from . import scope
 
 _UTC = pl.Datetime("us", "UTC")
 ENGINE_LENGTHS = {"request_id": pl.String, "engine_prompt_tokens": pl.Int64}
+ENGINE_ROOM_LENGTHS = {
+    "request_id": pl.String,
+    "bootstrap_room": pl.Int64,
+    "tokens": pl.Int64,
+    "requests": pl.Int64,
+    "lengths": pl.Int64,
+    "decides": pl.Boolean,
+}
 
 
 def require_requests(engine: SQLEngine) -> None:
@@ -125,15 +133,19 @@ def compute_bands(
     exclusions: bool = True,
     files: scope.SourceFiles = scope.NO_FILES,
 ) -> None:
-    """Materialize `capacity_in_force`, `engine_lengths` (the engine's own input length of
-    requests whose bootstrap_room the engine logs name: it decides their band), `bands` and
-    the `exposed` view for this case (exclusions on or off; `files`: `load_case_tables`)."""
+    """Materialize `capacity_in_force`, `engine_room_lengths` (the input lengths the engine
+    logs give for the requests whose bootstrap_room they name), `engine_lengths` (the one
+    length of a room that identifies its request: it decides the band), `bands` and the
+    `exposed` view for this case (exclusions on or off; `files`: `load_case_tables`)."""
     require_requests(engine)
     load_case_tables(engine, case, exclusions, files)
     capacity_in_force(engine)
     if all(engine.table_exists(t) for t in ("engine_requests", "engine_aborts")):
+        engine.materialize("engine_room_lengths", "exposure/engine_room_lengths")
         engine.materialize("engine_lengths", "exposure/engine_lengths")
     else:
+        empty = pl.DataFrame(schema=ENGINE_ROOM_LENGTHS)
+        engine.write_frame("engine_room_lengths", empty, "request_id")
         engine.write_frame("engine_lengths", pl.DataFrame(schema=ENGINE_LENGTHS), "request_id")
     engine.materialize(
         "bands",
@@ -281,17 +293,33 @@ def engine_length_changes(engine: SQLEngine, case: Case) -> dict[str, Any]:
     """summary.json's `engine_input_lengths`: the requests in scope whose input length the
     engine logs give (that length decides their band), how many of those lengths differ from
     the gateway's prompt_tokens, and each such request whose band the difference changes
-    (`request_id`, `gateway_prompt_tokens`, `engine_prompt_tokens`, `band`, `gateway_band`)."""
+    (`request_id`, `gateway_prompt_tokens`, `engine_prompt_tokens`, `band`, `gateway_band`);
+    `undecided`: the requests in scope whose room the engine logs give lengths for that decide
+    nothing (several of the case's requests carry the room, or its lines disagree), and
+    `shared_rooms`: the rooms several of the case's requests carry, at least one in scope
+    (`bootstrap_room`, `requests`: how many carry it, `request_ids`: the first ten)."""
     decided = int(engine.scalar("SELECT count(engine_prompt_tokens) FROM bands") or 0)
+    undecided = engine.scalar(
+        "SELECT count(DISTINCT l.request_id) FROM engine_room_lengths AS l "
+        "JOIN bands AS b ON b.request_id = l.request_id WHERE NOT l.decides"
+    )
     rows = engine.frame(
         "exposure/engine_length_changes",
         context_window=case.context_window,
         default_status=DEFAULT_STATUS,
     ).to_dicts()
+    rooms: dict[int, list[str]] = {}
+    for room, request_id in engine.frame("exposure/engine_shared_rooms").iter_rows():
+        rooms.setdefault(int(room), []).append(str(request_id))
     return {
         "requests": decided,
         "differ": len(rows),
         "band_changed": [r for r in rows if r["band"] != r["gateway_band"]],
+        "undecided": int(undecided or 0),
+        "shared_rooms": [
+            {"bootstrap_room": room, "requests": len(ids), "request_ids": ids[:10]}
+            for room, ids in rooms.items()
+        ],
     }
 
 

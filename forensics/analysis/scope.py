@@ -8,7 +8,8 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
   request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
   nodes and times of the requests).
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
-  `changed_source`: one whose file on disk is not the content loaded from its path. Both,
+  `changed_source`: one whose file on disk is not the content loaded from its path;
+  `gone_source`: an input of a source folder or glob that the source no longer holds. All,
   and `define_scope`'s search for moved copies, see the files on disk through `SourceFiles`:
   the pipeline's, which lists a source's files as ingest reads them and hashes each file
   once a command.
@@ -17,7 +18,8 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 - `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
   scope: stored as `case_unnamed_inputs`, left out of the views `case_requests`,
   `case_engine_requests`, `case_engine_aborts` and `case_engine_kv_faults` that the analysis
-  reads, and named in a warning (`unnamed_warning`).
+  reads, and named in a warning (`unnamed_warning`); refused when records of the case's own
+  inputs were kept out as duplicates of such an input's (they would be in no figure).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import polars as pl
 
 from ..case import Case, Source
 from ..engines import SQLEngine, TableMissing, needing
-from ..errors import ForensicsError, option
+from ..errors import ForensicsError, command, option
 from ..formats import iso_z, relative_path
 from ..schema import shown_id
 
@@ -254,6 +256,31 @@ def changed_source(
     return None
 
 
+def gone_source(
+    case: Case, inputs: list[tuple[str, str]], files: SourceFiles
+) -> tuple[Source, str, int] | None:
+    """The first input ((path, sha256) of `inputs`) ingested from a case `[[source]]` folder
+    or glob whose files are on disk, but that is none of them now, by path or by sha256 (a
+    file removed from the folder, or moved out of it, since ingest): (its source, its path,
+    how many files the source holds now); None when every such input is there. A source with
+    no file on disk at all (the logs archived once ingested) is not judged: the database is
+    then the evidence, as `missing_source` accepts."""
+    for source in case.sources:
+        on_disk = files.files_of(source)
+        if not on_disk:
+            continue
+        there = {_resolved(str(f)) for f in on_disk}
+        shas: set[str] | None = None
+        for path, sha in inputs:
+            if not _belongs(path, source.path) or _resolved(path) in there:
+                continue
+            if shas is None:
+                shas = {files.sha256_of(f) for f in on_disk}
+            if sha not in shas:
+                return source, path, len(on_disk)
+    return None
+
+
 def source_label(case: Case, path: str) -> str | None:
     """The case `[[source]]` (its path as the case file gives it, relative to the case
     folder) that an input path belongs to: the same file, a file under its folder, or a file
@@ -349,10 +376,32 @@ def define_scope(engine: SQLEngine, case: Case, files: SourceFiles = NO_FILES) -
     _, unnamed = case_inputs(case, input_paths(engine), files)
     frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
     engine.write_frame(UNNAMED_TABLE, frame, "path")
+    if unnamed and engine.table_exists("input_duplicates"):
+        _refuse_hidden_duplicates(engine, case)
     for table, _, filtered, whole in SCOPED_VIEWS:
         if engine.table_exists(table):
             engine.run(filtered if unnamed else whole)
     return unnamed
+
+
+def _refuse_hidden_duplicates(engine: SQLEngine, case: Case) -> None:
+    """Refuse (exit 2) a scope that would lose records of the case's own inputs: ingest kept
+    them out as duplicates of records of an input the case does not name, and that input is
+    left out of every figure, so neither copy would count."""
+    rows = engine.frame("scope/hidden_duplicates").rows()
+    if not rows:
+        return
+    path, of_path, n = rows[0]
+    more = f" (and {len(rows) - 1} more such pair(s) of inputs)" if len(rows) > 1 else ""
+    raise ForensicsError(
+        f"{int(n):,} record(s) of the case's input {relative_path(path, case.folder)} were "
+        f"not loaded, as duplicates of records of {relative_path(of_path, case.folder)}, an "
+        f"input no [[source]] of the case file names: left out with it, they would be in no "
+        f"figure{more}",
+        where=str(case.path),
+        fix=f"ingest the case's sources into a database of their own ({command('run')} does), "
+        f"or name {relative_path(of_path, case.folder)} in a [[source]] if it is the case's",
+    )
 
 
 def ensure_scope(engine: SQLEngine, case: Case) -> None:

@@ -11,7 +11,8 @@ once per direction however many categories hold it.
 
 Categories (direction): `quarantined` (max), `unknown_capacity` (max), `status_unknown`
 (min/max), `clock_skew` (min/max, with `[uncertainty] clock_skew`), `token_count` (min/max, with
-`[uncertainty] prompt_tokens_tolerance`), `conflicting` (min/max), `engine_only` (max).
+`[uncertainty] prompt_tokens_tolerance`), `engine_length` (min/max: a bootstrap room whose
+engine input lengths decide nothing), `conflicting` (min/max), `engine_only` (max).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ CATEGORIES = (
     "status_unknown",
     "clock_skew",
     "token_count",
+    "engine_length",
     "conflicting",
     "engine_only",
 )
@@ -127,6 +129,8 @@ def exposure_range(
         add("uncertainty/clock_skew")
     if tolerance > 0:
         add("uncertainty/token_count")
+    if engine.table_exists("engine_room_lengths"):
+        add("uncertainty/engine_length")
     if conflicts:
         add("uncertainty/conflicting")
     if engine.table_exists("engine_signature"):

@@ -64,6 +64,7 @@ def load_all(
             schema.INPUTS_MIGRATE_FIELDS,
             schema.QUARANTINE_DDL,
             schema.QUARANTINE_VALUES_DDL,
+            schema.INPUT_DUPLICATES_DDL,
         ):
             engine.execute(ddl)
         engine.run("ingest/macro_time")
@@ -334,6 +335,7 @@ def _load_run(
         if loaded_i == 0 and quarantined == counts[i] and not conflicts:
             _refuse_empty(stats, m, allow_empty, warnings)
         out.append(stats)
+    _record_duplicates(engine, run)
     engine.run(
         "ingest/insert_input",
         paths=[q.source for _, q in run],
@@ -349,6 +351,27 @@ def _load_run(
         fields=",".join(f.name for f in schema.REQUEST_FIELDS if f.name in compiled.fields),
     )
     return out
+
+
+def _record_duplicates(engine: DuckDBEngine, run: list[tuple[int, Prepared]]) -> None:
+    """`input_duplicates`: per input of the run, its records not loaded as duplicates of
+    another input's (`ingest/duplicate_sources`), by that input's path."""
+    by_index = {i: q for i, q in run}
+    rows = []
+    for inp, of_source, of_inp, n in engine.rows(
+        queries.load("ingest/duplicate_sources"), stride=STRIDE
+    ):
+        q = by_index[int(inp)]
+        of_path = of_source if of_source is not None else by_index[int(of_inp)].source
+        rows.append((q.source, q.sha256, str(of_path), int(n)))
+    if rows:
+        engine.run(
+            "ingest/insert_duplicates",
+            paths=[r[0] for r in rows],
+            sha256s=[r[1] for r in rows],
+            of_paths=[r[2] for r in rows],
+            records=[r[3] for r in rows],
+        )
 
 
 @contextlib.contextmanager
@@ -557,6 +580,7 @@ def _forget(engine: DuckDBEngine, p: Prepared) -> None:
             "ingest/forget_requests",
             "ingest/forget_quarantine",
             "ingest/forget_quarantine_values",
+            "ingest/forget_duplicates",
             "ingest/forget_input",
         ):
             engine.run(query, path=path)

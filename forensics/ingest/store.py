@@ -50,6 +50,7 @@ def _created_meanwhile(db: Path) -> InputError:
 
 PARQUET_SIDE_TABLES = (
     "inputs",
+    "input_duplicates",
     "quarantine",
     "quarantine_values",
     "engine_capacity",

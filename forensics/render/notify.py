@@ -54,9 +54,14 @@ SUBJECT = "Security incident notice (reference {reference})"
 # request possibly exposed (its max side), in the words of a notice (docs/notices.md)
 CLOCK = "it arrived within the logs' clock uncertainty of a change in the cache pool"
 TOKENS = "its prompt size is within the counting uncertainty of the cache pool's limit"
+ENGINE_SIZE = (
+    "the inference engine's logs give a prompt size that may be its own and would change "
+    "whether it was affected"
+)
 MIN_REASONS = {
     "clock_skew": CLOCK,
     "token_count": TOKENS,
+    "engine_length": ENGINE_SIZE,
     "conflicting": "another copy of its log record shows it unaffected",
 }
 MAX_REASONS = {
@@ -65,6 +70,7 @@ MAX_REASONS = {
     "unknown_capacity": "the size of the cache pool of the server that answered it is not known",
     "clock_skew": CLOCK,
     "token_count": TOKENS,
+    "engine_length": ENGINE_SIZE,
     "conflicting": "another copy of its log record shows it affected",
     "engine_only": "the inference engine's own logs show the fault for it",
 }

@@ -501,6 +501,16 @@ CONTRIBUTION_SENTENCES = {
         "{n} other request(s) would be exposed if the gateway's prompt token count were off by "
         "up to {tolerance} tokens."
     ),
+    ("engine_length", "min"): (
+        "{n} exposed response(s) carry a bootstrap room for which the engine logs give an "
+        "input length that would not be exposed, but the room does not identify them (other "
+        "requests carry it too, or its lines disagree): the gateway's count decided."
+    ),
+    ("engine_length", "max"): (
+        "{n} other request(s) carry a bootstrap room for which the engine logs give an input "
+        "length that would be exposed, but the room does not identify them (other requests "
+        "carry it too, or its lines disagree): the gateway's count decided."
+    ),
     ("conflicting", "min"): (
         "{n} exposed response(s) have a quarantined conflicting duplicate record (same request "
         "id, other values) that would not be exposed."

@@ -2,8 +2,10 @@
 -- node at any time: a span ends where the next span of its node starts (or at its own end,
 -- when that is earlier); of two spans of a node starting at once, the smaller pool (the one
 -- that counts more prompts as over it). A span without tokens or start says nothing here.
+-- `context_len`: the server's own context limit (SGLang context_len, vLLM max_model_len),
+-- NULL where its log gives none.
 WITH spans AS (
-    SELECT node, tokens, reject_from, start_ts, end_ts
+    SELECT node, tokens, reject_from, context_len, start_ts, end_ts
     FROM engine_capacity
     WHERE role = 'prefill' AND node IS NOT NULL AND tokens IS NOT NULL AND start_ts IS NOT NULL
       AND source NOT IN (SELECT path FROM case_unnamed_inputs)  -- the case's own engine logs
@@ -19,6 +21,7 @@ SELECT
     node,
     CAST(tokens AS BIGINT) AS tokens,
     CAST(reject_from AS BIGINT) AS reject_from,
+    CAST(context_len AS BIGINT) AS context_len,
     start_ts,
     CASE
         WHEN next_start IS NULL THEN end_ts

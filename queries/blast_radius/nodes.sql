@@ -7,18 +7,24 @@
 --   its node at its ts (`blast_radius_engine`, from the engine logs; empty without them).
 -- A request is over capacity as the bands judge one, exclusions aside: a success status
 -- (the default where none is logged), prompt >= the capacity's reject_from (else tokens + 1)
--- and prompt <= the context window. `excluded`: those of an excluded account;
+-- and prompt <= the context window, the prompt being the length that decides the band (the
+-- engine's own input length where `engine_lengths` gives one, else the gateway's). The
+-- context window is the case's (`$context_window`) for the case's models only: another
+-- model's is its server's own limit where the engine logs give one for its node at its ts
+-- (`blast_radius_engine.context_len`), else none (no upper bound). `excluded`: those of an excluded account;
 -- `unknown_capacity`: requests with no capacity in force (any status and size).
 WITH judged AS (
     SELECT
         r.model,
         r.prefill_node,
         r.ts,
-        r.prompt_tokens,
+        coalesce(l.engine_prompt_tokens, r.prompt_tokens) AS prompt_tokens,
         CASE
             WHEN r.capacity IS NOT NULL THEN r.over_from
             WHEN m.model IS NULL THEN coalesce(e.reject_from, e.tokens + 1)
         END AS over_from,
+        CASE WHEN m.model IS NOT NULL THEN $context_window ELSE e.context_len END
+            AS context_limit,
         coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered,
         x.account_id IS NOT NULL AS excluded
@@ -29,6 +35,7 @@ WITH judged AS (
      AND r.ts >= e.start_ts
      AND (e.end_ts IS NULL OR r.ts < e.end_ts)
     LEFT JOIN case_exclusions AS x ON x.account_id = r.account_id
+    LEFT JOIN engine_lengths AS l ON l.request_id = r.request_id
 ),
 marked AS (
     SELECT
@@ -38,7 +45,9 @@ marked AS (
         excluded,
         over_from IS NOT NULL AS known,
         coalesce(
-            delivered AND prompt_tokens >= over_from AND prompt_tokens <= $context_window,
+            delivered
+            AND prompt_tokens >= over_from
+            AND (context_limit IS NULL OR prompt_tokens <= context_limit),
             FALSE
         ) AS over
     FROM judged

@@ -9,7 +9,9 @@
 -- duplicate of one that gives the default, not a conflict. Ids are
 -- compared in Unicode normal form C: a record whose id equals the first's (or a loaded one's)
 -- only once normalized is `unicode`, quarantined: the same request spelled in another form,
--- or another request; either way not loaded twice, nor merged unseen.
+-- or another request; either way not loaded twice, nor merged unseen. A duplicate names
+-- what it duplicates: `of_source`, the loaded record's source (one loaded before), or
+-- `of_row`, the run's first record of the id (its input: of_row // stride).
 WITH t AS (
     SELECT
         source_row,
@@ -27,6 +29,7 @@ existing AS (
     SELECT
         nfc_normalize(r.request_id) AS id_key,
         r.request_id,
+        r.source,
         md5(to_json(struct_pack(
             r.request_id, r.ts, r.account_id, r.model, r.prompt_tokens, r.completion_tokens,
             status := coalesce(r.status, $default_status), r.prefill_node, r.decode_node,
@@ -54,7 +57,13 @@ SELECT
         WHEN t.request_id <> t.first_id THEN 'unicode'
         WHEN t.content = t.first_content THEN 'duplicate'
         ELSE 'conflict'
-    END AS outcome
+    END AS outcome,
+    CASE WHEN e.request_id IS NOT NULL AND e.content = t.content THEN e.source END AS of_source,
+    CASE
+        WHEN e.request_id IS NULL AND n.id_key IS NULL AND t.source_row <> t.first_row
+            AND t.request_id = t.first_id AND t.content = t.first_content
+        THEN t.first_row
+    END AS of_row
 FROM ranked AS t
 LEFT JOIN existing AS e ON e.request_id = t.request_id
 LEFT JOIN (SELECT DISTINCT id_key FROM existing) AS n ON n.id_key = t.id_key
