@@ -160,3 +160,27 @@ def test_a_kv_cache_with_a_pool_per_window_size_gives_no_span(tmp_path: Path) ->
                 "attention: 131072, 4096), which no one [[capacity]] entry can state",
             )
         ]
+
+
+def test_two_servers_of_one_node_id_are_refused_by_any_timed_line(tmp_path: Path) -> None:
+    """a/context-1.log allocates at 14:00:10 and logs a Python line at 16:00:00 (no
+    evidence); b/context-1.log allocates at 15:00:10: a ran 14:00:00 .. 16:00:00 over b's
+    15:00:00 .. 15:00:10, both start a server: refused (by evidence lines alone a ended at
+    14:00:10 and the two merged)."""
+    alloc = "[MemUsageChange] Allocated 2.00 GiB for max tokens in paged KV cache (8192)."
+    logs = []
+    for rack, hour, last in (("a", "14", ["16:00:00"]), ("b", "15", [])):
+        (tmp_path / rack).mkdir()
+        path = tmp_path / rack / "context-1.log"
+        lines = [
+            PY.format(f"{hour}:00:00"),
+            f"[01/20/2026-{hour}:00:10] [TRT-LLM] [I] {alloc}",
+            *(PY.format(t) for t in last),
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        logs.append(path)
+    eng = DuckDBEngine(tmp_path / "c.duckdb")
+    with eng, pytest.raises(InputError) as info:
+        ingest.ingest_into(eng, logs, profile="trtllm", role="prefill", clock=ingest.Clock())
+    assert info.value.where == f"{logs[0]}, {logs[1]}"
+    assert "(2026-01-20T14:00:00Z .. 2026-01-20T16:00:00Z and " in info.value.what

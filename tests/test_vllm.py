@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from forensics import ingest
+from forensics import ingest, pipeline
 from forensics.analysis import evidence
 from forensics.cli import app
 from forensics.engines import DuckDBEngine
@@ -317,6 +317,37 @@ def test_two_files_of_one_node_interleaving_in_time_are_refused(tmp_path: Path) 
         assert not eng.table_exists("inputs") or eng.scalar("SELECT count(*) FROM inputs") == 0
 
 
+def test_a_later_line_that_is_no_evidence_still_shows_a_server_running(tmp_path: Path) -> None:
+    """a/p.log starts a server (14:02:11, pool at 14:02:40) and at 15:00:00 logs only the
+    chat-template notice vLLM prints on a first request (no evidence record); b/p.log starts
+    another server at 14:30:00. a/p ran 14:02:11 .. 15:00:00, overlapping b/p's 14:30:00 ..
+    14:31:00: refused (counting evidence lines alone, a/p ended at 14:02:40 and merged)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = write(
+        tmp_path / "a",
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:02:40 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+        "INFO 01-20 15:00:00 [chat_utils.py:470] Detected the chat template content format to "
+        "be 'string'. You can set `--chat-template-content-format` to override this.",
+    )
+    two = write(
+        tmp_path / "b",
+        "p.log",
+        ARGS_NONE.replace("14:02:11", "14:30:00"),
+        "INFO 01-20 14:31:00 [kv_cache_utils.py:1733] GPU KV cache size: 32,768 tokens",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng, pytest.raises(InputError) as info:
+        ingest.ingest_into(eng, [one, two], profile="vllm", clock=ingest.Clock(year=2026))
+    assert info.value.where == f"{one}, {two}"
+    assert info.value.what.startswith(
+        "both logs give node 'p' and their lines interleave in time (2026-01-20T14:02:11Z .. "
+        "2026-01-20T15:00:00Z and 2026-01-20T14:30:00Z .. 2026-01-20T14:31:00Z)"
+    )
+
+
 def test_a_node_rule_keeps_two_vllm_servers_of_one_name_apart(tmp_path: Path) -> None:
     """The same two files with node `{folder}/{name}`: a/p and b/p, one span each."""
     for rack, at in (("a", "14:02:11"), ("b", "14:03:00")):
@@ -362,6 +393,38 @@ def test_a_torn_startup_line_is_a_quarantined_fault_and_its_start_has_no_pool(
             ("no_capacity", 3, None),
             ("quarantined", 3, "KV cache line without a whole number of tokens"),
         ]
+
+
+def test_an_args_dump_run_into_the_line_before_it_still_ends_the_span(tmp_path: Path) -> None:
+    """Line 3, an engine config line cut after `max_seq_len=40`, holds the 01:00:00 args dump
+    of a new launch run into it: read as that args dump, quarantined. The 1,500-token span
+    from 00:00:10 ends at 01:00:00 (the launch, nothing else of it read), and the capacity
+    file says why above its end (before: the line was an engine config line and the span
+    stayed open)."""
+    args = (
+        "(APIServer pid={}) INFO 09-01 {} [utils.py:278] non-default args: {{'model': 'm', "
+        "'max_model_len': 4000, 'kv_transfer_config': KVTransferConfig(kv_connector="
+        "'NixlConnector', kv_role='kv_producer')}}"
+    )
+    log = write(
+        tmp_path,
+        "p.log",
+        args.format(3101, "00:00:00"),
+        "(EngineCore_DP0 pid=3180) INFO 09-01 00:00:10 [kv_cache_utils.py:1168] GPU KV cache "
+        "size: 1,500 tokens, Maximum concurrency for 4,000 tokens per request: 0.38x",
+        "(EngineCore_DP0 pid=3180) INFO 09-01 00:30:00 [core.py:153] Initializing a V1 LLM "
+        "engine (v0.34.0) with config: model='m', max_seq_len=40" + args.format(4101, "01:00:00"),
+    )
+    result = pipeline.capacity([log], tmp_path / "c.duckdb", out=tmp_path / "c.toml", year=2026)
+    assert [(e["tokens"], e["start"], e["end"]) for e in result.entries] == [
+        (1500, "2026-09-01T00:00:10Z", "2026-09-01T01:00:00Z")
+    ]
+    assert (result.inputs[0].rows_read, result.inputs[0].quarantined) == (3, 1)
+    toml = (tmp_path / "c.toml").read_text(encoding="utf-8")
+    assert (
+        f"# ends here, where the logs show: engine logs: {log}:3: startup line quarantined: two "
+        "lines run together: an args dump run into the line before it"
+    ) in toml
 
 
 def test_a_pool_of_zero_is_quarantined_as_a_figure_vllm_never_starts_with(tmp_path: Path) -> None:
