@@ -128,7 +128,11 @@ def ingest_sources(
             node=source.node,
             role=source.role,
             # engine logs without a year (vLLM) take it from the case window
-            clock=ingest.Clock(anchor=case.window_start, timezone=source.timezone or "UTC"),
+            clock=ingest.Clock(
+                anchor=case.window_start,
+                window_end=case.window_end,
+                timezone=source.timezone or "UTC",
+            ),
             temp_dir=temp_dir,
             progress=progress,
             allow_empty=allow_empty,

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from forensics import ingest, pipeline
+from forensics.analysis import capacity as capacity_timeline
 from forensics.analysis import evidence
 from forensics.cli import app
 from forensics.engines import DuckDBEngine
@@ -48,6 +49,10 @@ def spans(eng: DuckDBEngine) -> list[tuple[Any, ...]]:
     )
 
 
+def evidence_faults(eng: DuckDBEngine) -> list[dict[str, Any]]:
+    return capacity_timeline.faults(eng)
+
+
 def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=UTC)
 
@@ -76,6 +81,56 @@ def test_the_case_window_gives_the_year_nearest_to_its_start(tmp_path: Path) -> 
     )
     with load(tmp_path, log, anchor=datetime(2027, 1, 1, 3, 0)) as eng:
         assert spans(eng)[0][3] == utc(2026, 12, 31, 23, 59)
+
+
+YEAR = Path(__file__).parent / "fixtures" / "vllm" / "year"
+WINDOW = {
+    "anchor": datetime(2026, 12, 31, 22, tzinfo=UTC),
+    "window_end": datetime(2027, 1, 1, 4, tzinfo=UTC),
+}
+
+
+def test_a_rotated_log_of_the_next_year_continues_its_node_clock(tmp_path: Path) -> None:
+    """README year/rotated/: with --year 2026, a (12-31) is 2026 and b (01-01), after it in
+    time order, 2027: 431,984 from 2026-12-31 21:52:02 to 2027-01-01 00:00:11, then 100,000
+    from 2027-01-01 00:02:02."""
+    files = [YEAR / "rotated" / "a" / "prefill-0.log", YEAR / "rotated" / "b" / "prefill-0.log"]
+    expected = [
+        ("prefill", 431984, 131072, utc(2026, 12, 31, 21, 52, 2), utc(2027, 1, 1, 0, 0, 11)),
+        ("prefill", 100000, 131072, utc(2027, 1, 1, 0, 2, 2), None),
+    ]
+    with load(tmp_path, *files, year=2026) as eng:
+        assert spans(eng) == expected
+
+
+def test_capacity_with_a_year_and_a_case_window_agree_on_rotated_logs(tmp_path: Path) -> None:
+    """README year/rotated/: the clock a case run gives (its window, 2026-12-31 22:00 ..
+    2027-01-01 04:00) reads the same two spans as --year 2026, in either file order."""
+    files = [YEAR / "rotated" / "b" / "prefill-0.log", YEAR / "rotated" / "a" / "prefill-0.log"]
+    with load(tmp_path, *files, **WINDOW) as eng:
+        assert [s[3] for s in spans(eng)] == [
+            utc(2026, 12, 31, 21, 52, 2),
+            utc(2027, 1, 1, 0, 2, 2),
+        ]
+
+
+def test_a_log_starting_months_before_the_window_keeps_its_year_and_warns(tmp_path: Path) -> None:
+    """README year/early/: the first line (05-01) is 2026, the year that puts the log's time
+    in the window: 200,000 from 2026-05-01 09:52:02 to 2026-12-31 21:50:11, 431,984 from
+    2026-12-31 21:52:02; a `year` fault names the file (its lines start more than half a year
+    before the window)."""
+    log = YEAR / "early" / "prefill-0.log"
+    with load(tmp_path, log, **WINDOW) as eng:
+        assert spans(eng) == [
+            ("prefill", 200000, 131072, utc(2026, 5, 1, 9, 52, 2), utc(2026, 12, 31, 21, 50, 11)),
+            ("prefill", 431984, 131072, utc(2026, 12, 31, 21, 52, 2), None),
+        ]
+        faults = evidence_faults(eng)
+    assert [(f["kind"], f["source"]) for f in faults] == [("year", str(log))]
+    assert faults[0]["figure"].startswith(
+        "its lines run from 2026-05-01T09:50:11Z to 2027-01-01T00:30:00Z, more than half a year "
+        "outside the case window"
+    )
 
 
 def test_the_timezone_shifts_local_times_to_utc(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
 -- swa_pool, pool, engine_preflight for SGLang, vllm_<kind>, trtllm_<kind>), a quarantined one
 -- too, with its `reason` and no figures (it still marks where a start was); engine_sources
 -- one row per log (its node, first and last evidence line time, how many startup lines it
--- loaded); engine_time_steps each evidence line of a log whose time is more than a second
+-- loaded, and year_note: why the year read for a log that prints none may be wrong); engine_time_steps each evidence line of a log whose time is more than a second
 -- before that of the line above it. engine_starts (one row per server start), engine_capacity
 -- (one span per start with a pool) and engine_faults (what the capacity timeline could not
 -- take as written) are rebuilt from them after each ingest (capacity_spans), since a span ends
@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS engine_sources (
     node VARCHAR, source VARCHAR, first_ts TIMESTAMPTZ, last_ts TIMESTAMPTZ,
     startup_lines BIGINT
 );
+ALTER TABLE engine_sources ADD COLUMN IF NOT EXISTS year_note VARCHAR;
 CREATE TABLE IF NOT EXISTS engine_time_steps (
     node VARCHAR, source VARCHAR, source_row BIGINT, ts TIMESTAMPTZ, prev_row BIGINT,
     prev_ts TIMESTAMPTZ
