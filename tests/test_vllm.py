@@ -145,6 +145,52 @@ def test_the_timezone_shifts_local_times_to_utc(tmp_path: Path) -> None:
         assert spans(eng)[0][3] == utc(2026, 1, 20, 13, 4, 2)
 
 
+DST = Path(__file__).parent / "fixtures" / "vllm" / "dst"
+
+
+def test_a_local_time_the_clock_went_over_twice_is_quarantined_naming_the_line(
+    tmp_path: Path,
+) -> None:
+    """README dst/fall.log: lines 3 and 4 (01:20, 01:25 on 11-01) occur twice in New York:
+    quarantined; the restart of line 3 still ends the 16,384 span, at 05:20:00Z (the
+    earliest reading), and no span follows."""
+    log = DST / "fall.log"
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(
+            eng, [log], profile="vllm", clock=ingest.Clock(year=2026, timezone="America/New_York")
+        )
+        assert (report.inputs[0].rows_read, report.inputs[0].quarantined) == (5, 2)
+        assert spans(eng) == [
+            ("prefill", 16384, 8192, utc(2026, 11, 1, 4, 30, 20), utc(2026, 11, 1, 5, 20))
+        ]
+        faults = [(f["kind"], f["source_row"], f["figure"]) for f in evidence_faults(eng)]
+    assert faults[0] == (
+        "quarantined",
+        3,
+        "local time 2026-11-01 01:20:00 occurs twice in America/New_York (the clock was set "
+        "back over it): which of its two UTC times the line means is unknown",
+    )
+    assert [f[:2] for f in faults] == [("quarantined", 3), ("quarantined", 4)]
+
+
+def test_a_local_time_the_clock_skipped_is_quarantined(tmp_path: Path) -> None:
+    """README dst/spring.log: line 3 (03-08 02:30) never occurred in New York: quarantined;
+    the span 16,384 from 06:50:30Z stays open."""
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(
+            eng,
+            [DST / "spring.log"],
+            profile="vllm",
+            clock=ingest.Clock(year=2026, timezone="America/New_York"),
+        )
+        assert (report.inputs[0].rows_read, report.inputs[0].quarantined) == (4, 1)
+        assert spans(eng) == [("prefill", 16384, 8192, utc(2026, 3, 8, 6, 50, 30), None)]
+        reason = eng.scalar("SELECT reason FROM quarantine WHERE row = 3")
+    assert reason.startswith("local time 2026-03-08 02:30:00 does not exist in America/New_York")
+
+
 def test_without_a_year_vllm_logs_are_refused(tmp_path: Path) -> None:
     log = write(tmp_path, "p.log", ARGS_NONE)
     with pytest.raises(InputError, match="name no year"):

@@ -84,4 +84,21 @@ CREATE OR REPLACE TEMP MACRO _out_of_range(texts, names) AS list_filter(
 CREATE OR REPLACE TEMP MACRO _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row) AS
     'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source || ':' || lo_row
     || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row || '); the smaller is kept '
-    || 'here, but forensics capacity refuses this start'
+    || 'here, but forensics capacity refuses this start';
+-- Why a local time (a naive TIMESTAMP read in `zone`) has no one UTC time, else NULL: it falls
+-- in the hour the clock was set forward past (it never occurred) or in the one it was set
+-- back over (it occurred twice, and the line alone does not say which). Such a line is
+-- quarantined, never read at one of the offsets silently.
+CREATE OR REPLACE TEMP MACRO _local_time_fault(zone, lt) AS CASE
+    WHEN lt IS NULL OR zone = 'UTC' THEN NULL
+    WHEN timezone(zone, timezone(zone, lt)) <> lt
+        THEN 'local time ' || strftime(lt, '%Y-%m-%d %H:%M:%S') || ' does not exist in ' || zone
+            || ' (the clock was set forward past it): its UTC time is unknown'
+    WHEN timezone(zone, timezone(zone, lt) + INTERVAL 1 HOUR) = lt
+        OR timezone(zone, timezone(zone, lt) - INTERVAL 1 HOUR) = lt
+        OR timezone(zone, timezone(zone, lt) + INTERVAL 30 MINUTE) = lt
+        OR timezone(zone, timezone(zone, lt) - INTERVAL 30 MINUTE) = lt
+        THEN 'local time ' || strftime(lt, '%Y-%m-%d %H:%M:%S') || ' occurs twice in ' || zone
+            || ' (the clock was set back over it): which of its two UTC times the line means is '
+            || 'unknown'
+END;

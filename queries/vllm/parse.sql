@@ -9,7 +9,8 @@
 -- process's lines up to 0.30. The head names no year and no zone: the year of the first
 -- headed line is $year (else the one of $anchor_year - 1 .. + 1 that puts the line nearest
 -- to $anchor), a month-day that falls more than half a year before the previous line's
--- starts the next year, and the time is local time in $timezone.
+-- starts the next year, and the time is local time in $timezone (a local time the clock
+-- skipped or went over twice, daylight saving time, is quarantined: its UTC time is unknown).
 -- A traceback line (no head) takes the time of the headed line before it. An args dump run
 -- into the line before it is read as that args dump (its own head), quarantined.
 -- Kinds (each with the format string's file per version in tests/fixtures/vllm/*/README.md):
@@ -124,15 +125,21 @@ dated AS (
     FROM md AS m
     LEFT JOIN headed AS h USING (source_row)
 ),
+localized AS (
+    SELECT
+        *,
+        CASE WHEN headed THEN try_cast(
+            printf('%04d', year_no) || '-' || mo || '-' || dd || ' ' || hh || ':' || mi || ':' || ss
+            AS TIMESTAMP) END AS local_ts
+    FROM dated
+),
 timed AS (
     SELECT
         *,
-        CASE WHEN headed THEN timezone(
-            CAST($timezone AS VARCHAR),
-            try_cast(printf('%04d', year_no) || '-' || mo || '-' || dd || ' ' || hh || ':' || mi
-                || ':' || ss AS TIMESTAMP)
-        ) END AS own_ts
-    FROM dated
+        timezone(CAST($timezone AS VARCHAR), local_ts) AS own_ts,
+        -- a local time the clock skipped or went over twice (daylight saving time)
+        _local_time_fault(CAST($timezone AS VARCHAR), local_ts) AS own_clock_fault
+    FROM localized
 ),
 filled AS (
     SELECT
@@ -141,6 +148,10 @@ filled AS (
         CASE WHEN headed THEN own_ts
              ELSE last_value(own_ts IGNORE NULLS) OVER (
                  ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts,
+        CASE WHEN headed THEN own_clock_fault
+             ELSE nullif(last_value(CASE WHEN headed THEN coalesce(own_clock_fault, '') END IGNORE NULLS) OVER (
+                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), '') END
+            AS clock_fault,
         -- the first and last time the engine wrote on any line of the log (evidence or not):
         -- how long the server is known to have run (the node-id clash rule)
         min(own_ts) OVER () AS first_line_ts,
@@ -184,6 +195,7 @@ fields AS (
         ts,
         own_ts,
         run_in,
+        clock_fault,
         first_line_ts,
         last_line_ts,
         source_row = CAST($torn_row AS BIGINT) AS torn,
@@ -254,7 +266,11 @@ SELECT
     kind,
     tags,
     raw,
-    ts,
+    -- a line whose local time has no one UTC time has none, but for an args dump: the launch
+    -- happened, so it ends the span before it at the earliest it can have been (an hour before
+    -- the later reading: no clock shift is longer)
+    CASE WHEN clock_fault IS NULL THEN ts
+         WHEN kind = 'args' THEN ts - INTERVAL 1 HOUR END AS ts,
     first_line_ts,
     last_line_ts,
     CASE WHEN rid_text <> '' THEN rid_text END AS rid,
@@ -271,6 +287,7 @@ SELECT
     version,
     try_cast(nullif(usage_text, '') AS DOUBLE) AS usage_pct,
     CASE
+        WHEN clock_fault IS NOT NULL THEN clock_fault
         WHEN ts IS NULL THEN 'no "mm-dd HH:MM:SS" time on or before an engine evidence line'
         WHEN run_in
             THEN 'two lines run together: an args dump run into the line before it (the launch '
