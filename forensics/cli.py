@@ -182,7 +182,7 @@ YearOpt = Annotated[
         metavar="YYYY",
         min=1970,
         max=9999,
-        help="Year of the first line of a vLLM log (vLLM prints none).",
+        help="Year of the first line of each node's vLLM logs (vLLM prints none).",
     ),
 ]
 TimezoneOpt = Annotated[

@@ -164,6 +164,22 @@ def test_two_servers_of_one_node_id_whose_lines_interleave_are_refused(tmp_path)
         assert not engine.table_exists("inputs")
 
 
+def test_two_servers_of_one_node_id_are_refused_whatever_lines_show_the_first_running(tmp_path):
+    """README clash-late/: rackA's last lines (a `Prefill batch` at 01:30, an access line at
+    02:00) are no evidence record, yet they prove it running 00:00:00 .. 02:00:00 while rackB
+    started at 01:00:00: refused, naming both files."""
+    folder = _copy(tmp_path, "clash-late")
+    with pytest.raises(InputError) as info:
+        _derive(folder)
+    a, b = (folder / "engine" / rack / "prefill-2.log" for rack in ("rackA", "rackB"))
+    assert info.value.where == f"{a}, {b}"
+    assert info.value.what.startswith(
+        "both logs give node 'prefill-2' and their lines interleave in time "
+        "(2026-09-01T00:00:00Z .. 2026-09-01T02:00:00Z and 2026-09-01T01:00:00Z .. "
+        "2026-09-01T02:00:00Z)"
+    )
+
+
 def test_a_node_rule_keeps_two_servers_apart(tmp_path):
     """README clash/: with `{folder}/{name}` each rack is its own node: 400 tokens (reject_from
     min(4095, 399) - 5 = 394) and 3,000 (min(4095, 2999) - 5 = 2994), both open."""
@@ -194,6 +210,44 @@ def test_rotated_logs_of_one_node_still_merge(tmp_path):
         ("prefill", "prefill-5", 800, 794, 4096, "2026-09-01T00:00:20Z", "2026-09-01T01:00:20Z"),
         ("prefill", "prefill-5", 1600, 1594, 4096, "2026-09-01T01:00:20Z", None),
     ]
+
+
+def test_a_launch_run_into_the_line_before_it_still_ends_the_span_before_it(tmp_path):
+    """README run-in/: line 4 is a `Prefill batch` line cut short and the 01:00:00 server_args
+    line run into it; the launch it marks has only line 5 (cut): the 1,500 span (reject_from
+    1,494) ends at 01:00:20, and the file says why above its end. q1 1,200 fits, q2 1,600 is
+    exposed, q3 1,800 at 02:00 matches no entry: 1 exposed, range 1-2."""
+    folder = _copy(tmp_path, "run-in")
+    result = _derive(folder)
+    assert _spans(result) == [
+        (
+            "prefill",
+            "prefill-8",
+            1500,
+            1494,
+            4096,
+            "2026-09-01T00:00:20Z",
+            "2026-09-01T01:00:20Z",
+        ),
+    ]
+    log = folder / "engine" / "prefill-8.log"
+    assert [(f["kind"], f["source_row"]) for f in result.faults] == [
+        ("quarantined", 4),
+        ("no_capacity", 5),
+        ("quarantined", 5),
+    ]
+    assert result.inputs[0].rows_read == 5 and result.inputs[0].quarantined == 2
+    toml = (folder / "capacity.toml").read_text(encoding="utf-8")
+    assert (
+        "# ends here, where the logs show: engine logs: prefill-8 from 2026-09-01T01:00:20Z: a "
+        "launch whose server_args line was quarantined, with no capacity line that could be "
+        f"read ({log}:5)"
+    ) in toml
+    assert 'end = "2026-09-01T01:00:20Z"' in toml
+    summary = _summary(folder)
+    assert summary["exposure_count"] == 1
+    assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (1, 2)
+    assert _exposed(folder) == ["q2"]
 
 
 # --- 4. impossible figures -----------------------------------------------------------------
@@ -286,6 +340,7 @@ DERIVED = [  # (logs, out, options) of forensics capacity, relative to the fault
     ("clash/engine", "clash/capacity.toml", {"node": "{folder}/{name}"}),
     ("absurd/engine", "absurd/capacity.toml", {}),
     ("backwards/engine", "backwards/capacity.toml", {}),
+    ("run-in/engine", "run-in/capacity.toml", {}),
 ]
 
 
@@ -307,17 +362,18 @@ def all_cases(tmp_path) -> Path:
 
 
 def test_all_cases_in_one_count_what_each_case_counts(all_cases):
-    """README "All cases in one": t3, d2, l3, c1, g2, g5, k1 exposed (7); g3 has no capacity
-    (max side): range 7-8; the warnings hold each case's faults."""
+    """README "All cases in one": t3, d2, l3, c1, g2, g5, k1, q2 exposed (8); g3 and q3 have
+    no capacity (max side): range 8-10; the warnings hold each case's faults."""
     pipeline.analyze(all_cases / "all.toml", all_cases / "case.duckdb", all_cases / "duckdb")
     summary = json.loads((all_cases / "duckdb" / "summary.json").read_text(encoding="utf-8"))
-    assert summary["exposure_count"] == 7
-    assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (7, 8)
+    assert summary["exposure_count"] == 8
+    assert (summary["exposure_range"]["min"], summary["exposure_range"]["max"]) == (8, 10)
     rows = (all_cases / "duckdb" / "exposed_requests.csv").read_text().splitlines()[1:]
-    assert sorted(r.split(",")[0] for r in rows) == ["c1", "d2", "g2", "g5", "k1", "l3", "t3"]
+    assert sorted(r.split(",")[0] for r in rows) == ["c1", "d2", "g2", "g5", "k1", "l3", "q2", "t3"]
     faults = [w for w in summary["warnings"] if w.startswith("engine logs: ")]
-    # torn line 4, disagree, absurd: no capacity from 01:00:30, lines 5 and 8; backwards
-    assert len(faults) == 6
+    # torn line 4, disagree, absurd: no capacity from 01:00:30, lines 5 and 8; backwards;
+    # run-in: lines 4 and 5, no capacity from 01:00:20
+    assert len(faults) == 9
 
 
 @pytest.mark.spark
@@ -335,4 +391,4 @@ def test_all_cases_in_one_give_the_same_summary_on_spark(all_cases):
         spark.stop()
     duck = (all_cases / "duckdb" / "summary.json").read_bytes()
     assert (all_cases / "spark" / "summary.json").read_bytes() == duck
-    assert json.loads(duck)["exposure_count"] == 7
+    assert json.loads(duck)["exposure_count"] == 8

@@ -160,3 +160,55 @@ def test_a_kv_cache_with_a_pool_per_window_size_gives_no_span(tmp_path: Path) ->
                 "attention: 131072, 4096), which no one [[capacity]] entry can state",
             )
         ]
+
+
+def test_two_servers_of_one_node_id_are_refused_by_any_timed_line(tmp_path: Path) -> None:
+    """a/context-1.log allocates at 14:00:10 and logs a Python line at 16:00:00 (no
+    evidence); b/context-1.log allocates at 15:00:10: a ran 14:00:00 .. 16:00:00 over b's
+    15:00:00 .. 15:00:10, both start a server: refused (by evidence lines alone a ended at
+    14:00:10 and the two merged)."""
+    alloc = "[MemUsageChange] Allocated 2.00 GiB for max tokens in paged KV cache (8192)."
+    logs = []
+    for rack, hour, last in (("a", "14", ["16:00:00"]), ("b", "15", [])):
+        (tmp_path / rack).mkdir()
+        path = tmp_path / rack / "context-1.log"
+        lines = [
+            PY.format(f"{hour}:00:00"),
+            f"[01/20/2026-{hour}:00:10] [TRT-LLM] [I] {alloc}",
+            *(PY.format(t) for t in last),
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        logs.append(path)
+    eng = DuckDBEngine(tmp_path / "c.duckdb")
+    with eng, pytest.raises(InputError) as info:
+        ingest.ingest_into(eng, logs, profile="trtllm", role="prefill", clock=ingest.Clock())
+    assert info.value.where == f"{logs[0]}, {logs[1]}"
+    assert "(2026-01-20T14:00:00Z .. 2026-01-20T16:00:00Z and " in info.value.what
+
+
+def test_a_local_time_the_clock_went_over_twice_is_quarantined(tmp_path: Path) -> None:
+    """With --timezone America/New_York, 11/01/2026-01:30:00 occurs twice (EDT, then EST):
+    the allocation line at that time is quarantined; the one at 00:30:10 (EDT only, 04:30:10
+    UTC) gives the span, open."""
+    alloc = "[MemUsageChange] Allocated 2.00 GiB for max tokens in paged KV cache ({})."
+    log = tmp_path / "context-1.log"
+    log.write_text(
+        "[11/01/2026-00:30:10] [TRT-LLM] [I] " + alloc.format(8192) + "\n"
+        "[11/01/2026-01:30:00] [TRT-LLM] [I] " + alloc.format(4096) + "\n",
+        encoding="utf-8",
+    )
+    eng = DuckDBEngine(tmp_path / "c.duckdb")
+    with eng:
+        report = ingest.ingest_into(
+            eng,
+            [log],
+            profile="trtllm",
+            role="prefill",
+            clock=ingest.Clock(timezone="America/New_York"),
+        )
+        assert (report.inputs[0].rows_read, report.inputs[0].quarantined) == (2, 1)
+        assert eng.rows("SELECT tokens, start_ts, end_ts FROM engine_capacity") == [
+            (8192, datetime(2026, 11, 1, 4, 30, 10, tzinfo=UTC), None)
+        ]
+        reason = eng.scalar("SELECT reason FROM quarantine WHERE row = 2")
+    assert reason.startswith("local time 2026-11-01 01:30:00 occurs twice in America/New_York")

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from forensics import ingest
+from forensics import ingest, pipeline
+from forensics.analysis import capacity as capacity_timeline
 from forensics.analysis import evidence
 from forensics.cli import app
 from forensics.engines import DuckDBEngine
@@ -48,6 +49,10 @@ def spans(eng: DuckDBEngine) -> list[tuple[Any, ...]]:
     )
 
 
+def evidence_faults(eng: DuckDBEngine) -> list[dict[str, Any]]:
+    return capacity_timeline.faults(eng)
+
+
 def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=UTC)
 
@@ -78,6 +83,56 @@ def test_the_case_window_gives_the_year_nearest_to_its_start(tmp_path: Path) -> 
         assert spans(eng)[0][3] == utc(2026, 12, 31, 23, 59)
 
 
+YEAR = Path(__file__).parent / "fixtures" / "vllm" / "year"
+WINDOW = {
+    "anchor": datetime(2026, 12, 31, 22, tzinfo=UTC),
+    "window_end": datetime(2027, 1, 1, 4, tzinfo=UTC),
+}
+
+
+def test_a_rotated_log_of_the_next_year_continues_its_node_clock(tmp_path: Path) -> None:
+    """README year/rotated/: with --year 2026, a (12-31) is 2026 and b (01-01), after it in
+    time order, 2027: 431,984 from 2026-12-31 21:52:02 to 2027-01-01 00:00:11, then 100,000
+    from 2027-01-01 00:02:02."""
+    files = [YEAR / "rotated" / "a" / "prefill-0.log", YEAR / "rotated" / "b" / "prefill-0.log"]
+    expected = [
+        ("prefill", 431984, 131072, utc(2026, 12, 31, 21, 52, 2), utc(2027, 1, 1, 0, 0, 11)),
+        ("prefill", 100000, 131072, utc(2027, 1, 1, 0, 2, 2), None),
+    ]
+    with load(tmp_path, *files, year=2026) as eng:
+        assert spans(eng) == expected
+
+
+def test_capacity_with_a_year_and_a_case_window_agree_on_rotated_logs(tmp_path: Path) -> None:
+    """README year/rotated/: the clock a case run gives (its window, 2026-12-31 22:00 ..
+    2027-01-01 04:00) reads the same two spans as --year 2026, in either file order."""
+    files = [YEAR / "rotated" / "b" / "prefill-0.log", YEAR / "rotated" / "a" / "prefill-0.log"]
+    with load(tmp_path, *files, **WINDOW) as eng:
+        assert [s[3] for s in spans(eng)] == [
+            utc(2026, 12, 31, 21, 52, 2),
+            utc(2027, 1, 1, 0, 2, 2),
+        ]
+
+
+def test_a_log_starting_months_before_the_window_keeps_its_year_and_warns(tmp_path: Path) -> None:
+    """README year/early/: the first line (05-01) is 2026, the year that puts the log's time
+    in the window: 200,000 from 2026-05-01 09:52:02 to 2026-12-31 21:50:11, 431,984 from
+    2026-12-31 21:52:02; a `year` fault names the file (its lines start more than half a year
+    before the window)."""
+    log = YEAR / "early" / "prefill-0.log"
+    with load(tmp_path, log, **WINDOW) as eng:
+        assert spans(eng) == [
+            ("prefill", 200000, 131072, utc(2026, 5, 1, 9, 52, 2), utc(2026, 12, 31, 21, 50, 11)),
+            ("prefill", 431984, 131072, utc(2026, 12, 31, 21, 52, 2), None),
+        ]
+        faults = evidence_faults(eng)
+    assert [(f["kind"], f["source"]) for f in faults] == [("year", str(log))]
+    assert faults[0]["figure"].startswith(
+        "its lines run from 2026-05-01T09:50:11Z to 2027-01-01T00:30:00Z, more than half a year "
+        "outside the case window"
+    )
+
+
 def test_the_timezone_shifts_local_times_to_utc(tmp_path: Path) -> None:
     """14:04:02 in Europe/Berlin (UTC+1 in January) is 13:04:02 UTC."""
     log = write(
@@ -88,6 +143,52 @@ def test_the_timezone_shifts_local_times_to_utc(tmp_path: Path) -> None:
     )
     with load(tmp_path, log, year=2026, timezone="Europe/Berlin") as eng:
         assert spans(eng)[0][3] == utc(2026, 1, 20, 13, 4, 2)
+
+
+DST = Path(__file__).parent / "fixtures" / "vllm" / "dst"
+
+
+def test_a_local_time_the_clock_went_over_twice_is_quarantined_naming_the_line(
+    tmp_path: Path,
+) -> None:
+    """README dst/fall.log: lines 3 and 4 (01:20, 01:25 on 11-01) occur twice in New York:
+    quarantined; the restart of line 3 still ends the 16,384 span, at 05:20:00Z (the
+    earliest reading), and no span follows."""
+    log = DST / "fall.log"
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(
+            eng, [log], profile="vllm", clock=ingest.Clock(year=2026, timezone="America/New_York")
+        )
+        assert (report.inputs[0].rows_read, report.inputs[0].quarantined) == (5, 2)
+        assert spans(eng) == [
+            ("prefill", 16384, 8192, utc(2026, 11, 1, 4, 30, 20), utc(2026, 11, 1, 5, 20))
+        ]
+        faults = [(f["kind"], f["source_row"], f["figure"]) for f in evidence_faults(eng)]
+    assert faults[0] == (
+        "quarantined",
+        3,
+        "local time 2026-11-01 01:20:00 occurs twice in America/New_York (the clock was set "
+        "back over it): which of its two UTC times the line means is unknown",
+    )
+    assert [f[:2] for f in faults] == [("quarantined", 3), ("quarantined", 4)]
+
+
+def test_a_local_time_the_clock_skipped_is_quarantined(tmp_path: Path) -> None:
+    """README dst/spring.log: line 3 (03-08 02:30) never occurred in New York: quarantined;
+    the span 16,384 from 06:50:30Z stays open."""
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng:
+        report = ingest.ingest_into(
+            eng,
+            [DST / "spring.log"],
+            profile="vllm",
+            clock=ingest.Clock(year=2026, timezone="America/New_York"),
+        )
+        assert (report.inputs[0].rows_read, report.inputs[0].quarantined) == (4, 1)
+        assert spans(eng) == [("prefill", 16384, 8192, utc(2026, 3, 8, 6, 50, 30), None)]
+        reason = eng.scalar("SELECT reason FROM quarantine WHERE row = 3")
+    assert reason.startswith("local time 2026-03-08 02:30:00 does not exist in America/New_York")
 
 
 def test_without_a_year_vllm_logs_are_refused(tmp_path: Path) -> None:
@@ -317,6 +418,37 @@ def test_two_files_of_one_node_interleaving_in_time_are_refused(tmp_path: Path) 
         assert not eng.table_exists("inputs") or eng.scalar("SELECT count(*) FROM inputs") == 0
 
 
+def test_a_later_line_that_is_no_evidence_still_shows_a_server_running(tmp_path: Path) -> None:
+    """a/p.log starts a server (14:02:11, pool at 14:02:40) and at 15:00:00 logs only the
+    chat-template notice vLLM prints on a first request (no evidence record); b/p.log starts
+    another server at 14:30:00. a/p ran 14:02:11 .. 15:00:00, overlapping b/p's 14:30:00 ..
+    14:31:00: refused (counting evidence lines alone, a/p ended at 14:02:40 and merged)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = write(
+        tmp_path / "a",
+        "p.log",
+        ARGS_NONE,
+        "INFO 01-20 14:02:40 [kv_cache_utils.py:1733] GPU KV cache size: 16,384 tokens",
+        "INFO 01-20 15:00:00 [chat_utils.py:470] Detected the chat template content format to "
+        "be 'string'. You can set `--chat-template-content-format` to override this.",
+    )
+    two = write(
+        tmp_path / "b",
+        "p.log",
+        ARGS_NONE.replace("14:02:11", "14:30:00"),
+        "INFO 01-20 14:31:00 [kv_cache_utils.py:1733] GPU KV cache size: 32,768 tokens",
+    )
+    eng = DuckDBEngine(tmp_path / "case.duckdb")
+    with eng, pytest.raises(InputError) as info:
+        ingest.ingest_into(eng, [one, two], profile="vllm", clock=ingest.Clock(year=2026))
+    assert info.value.where == f"{one}, {two}"
+    assert info.value.what.startswith(
+        "both logs give node 'p' and their lines interleave in time (2026-01-20T14:02:11Z .. "
+        "2026-01-20T15:00:00Z and 2026-01-20T14:30:00Z .. 2026-01-20T14:31:00Z)"
+    )
+
+
 def test_a_node_rule_keeps_two_vllm_servers_of_one_name_apart(tmp_path: Path) -> None:
     """The same two files with node `{folder}/{name}`: a/p and b/p, one span each."""
     for rack, at in (("a", "14:02:11"), ("b", "14:03:00")):
@@ -362,6 +494,38 @@ def test_a_torn_startup_line_is_a_quarantined_fault_and_its_start_has_no_pool(
             ("no_capacity", 3, None),
             ("quarantined", 3, "KV cache line without a whole number of tokens"),
         ]
+
+
+def test_an_args_dump_run_into_the_line_before_it_still_ends_the_span(tmp_path: Path) -> None:
+    """Line 3, an engine config line cut after `max_seq_len=40`, holds the 01:00:00 args dump
+    of a new launch run into it: read as that args dump, quarantined. The 1,500-token span
+    from 00:00:10 ends at 01:00:00 (the launch, nothing else of it read), and the capacity
+    file says why above its end (before: the line was an engine config line and the span
+    stayed open)."""
+    args = (
+        "(APIServer pid={}) INFO 09-01 {} [utils.py:278] non-default args: {{'model': 'm', "
+        "'max_model_len': 4000, 'kv_transfer_config': KVTransferConfig(kv_connector="
+        "'NixlConnector', kv_role='kv_producer')}}"
+    )
+    log = write(
+        tmp_path,
+        "p.log",
+        args.format(3101, "00:00:00"),
+        "(EngineCore_DP0 pid=3180) INFO 09-01 00:00:10 [kv_cache_utils.py:1168] GPU KV cache "
+        "size: 1,500 tokens, Maximum concurrency for 4,000 tokens per request: 0.38x",
+        "(EngineCore_DP0 pid=3180) INFO 09-01 00:30:00 [core.py:153] Initializing a V1 LLM "
+        "engine (v0.34.0) with config: model='m', max_seq_len=40" + args.format(4101, "01:00:00"),
+    )
+    result = pipeline.capacity([log], tmp_path / "c.duckdb", out=tmp_path / "c.toml", year=2026)
+    assert [(e["tokens"], e["start"], e["end"]) for e in result.entries] == [
+        (1500, "2026-09-01T00:00:10Z", "2026-09-01T01:00:00Z")
+    ]
+    assert (result.inputs[0].rows_read, result.inputs[0].quarantined) == (3, 1)
+    toml = (tmp_path / "c.toml").read_text(encoding="utf-8")
+    assert (
+        f"# ends here, where the logs show: engine logs: {log}:3: startup line quarantined: two "
+        "lines run together: an args dump run into the line before it"
+    ) in toml
 
 
 def test_a_pool_of_zero_is_quarantined_as_a_figure_vllm_never_starts_with(tmp_path: Path) -> None:

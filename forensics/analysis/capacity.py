@@ -137,4 +137,6 @@ def fault_text(fault: dict[str, Any], where: Callable[[str], str] = str) -> str:
             "the log goes back in time (rotated logs joined out of order?); its spans are "
             "built in time order"
         )
+    if kind == "year":
+        return f"engine logs: {where(fault['source'])}: {fault['figure']}"
     return f"engine logs: {at}: startup line quarantined: {fault['figure']}"

@@ -29,13 +29,14 @@ node's other inputs name.
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import gzip
 import re
 import zlib
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -75,7 +76,8 @@ class LogFormat:
     _engine_parsed, engine_startup first), `role` (one row per role its lines give; None: they
     give none), `counts` (loaded, duplicates, quarantined; None: KV fault repeats are the
     duplicates) and `finish` (run once after all files of a call). `roles`: what `role` may
-    be given as; `needs_year`: its lines name no year (a `Clock` gives it)."""
+    be given as; `needs_year`: its lines name no year (a `Clock` gives it), and `clock` the
+    query giving a log's first and last month-day and its new years (`_chain_years`)."""
 
     name: str
     title: str
@@ -86,17 +88,20 @@ class LogFormat:
     finish: tuple[str, ...] = ()
     roles: tuple[str, ...] = (*schema.ROLES, "both")
     needs_year: bool = False
+    clock: str | None = None
 
 
 @dataclass(frozen=True)
 class Clock:
-    """How a log's times become UTC: `year` (the first line's year), else `anchor` (the
-    year that puts the first line nearest to it: a case window's start), and the zone the
-    engine's clock was in."""
+    """How a log's times become UTC: `year` (the year of its node's first line), else
+    `anchor` and `window_end` (a case window: the year that puts the most of the node's lines
+    in it, else its first line nearest to `anchor`), and the zone the engine's clock was in.
+    The logs of one node are one clock, in time order across files (`_chain_years`)."""
 
     year: int | None = None
     anchor: datetime | None = None
     timezone: str = "UTC"
+    window_end: datetime | None = None
 
 
 def check_timezone(name: str | None) -> str:
@@ -229,14 +234,23 @@ def ingest_logs(
     with engine.transaction():
         ensure_tables(engine)
         out = []
+        todo: list[tuple[Path, str, InputStats | None]] = []
         for path in files:
             path = Path(path)
             if not path.is_file():
                 raise InputError("no such log file", where=str(path), fix="check the path")
             digest = hash_file(path)
-            stats = _already(engine, fmt, path, digest)
+            todo.append((path, digest, _already(engine, fmt, path, digest)))
+        years = _chain_years(
+            engine, fmt, [(p, node_id(p, node)) for p, _, s in todo if s is None], clock
+        )
+        for path, digest, stats in todo:
             if stats is None:
-                stats = _ingest_one(engine, fmt, path, digest, clock, node_id(path, node), role)
+                year, note = years.get(path, (clock.year, None))
+                one = dataclasses.replace(clock, year=year) if year is not None else clock
+                stats = _ingest_one(engine, fmt, path, digest, one, node_id(path, node), role)
+                if note:
+                    engine.run("engine_logs/set_year_note", source=str(path), note=note)
             out.append(stats)
         _refuse_clashes(engine)
         for query in fmt.finish:
@@ -244,6 +258,138 @@ def ingest_logs(
         engine.run("engine_logs/fill_roles")
         rebuild_capacity(engine)  # every engine's starts, spans and faults
         return [_role_note(engine, s) for s in out]
+
+
+# --- the year of logs that print none (vLLM) ---------------------------------------------------
+
+_HALF_YEAR = timedelta(days=183)
+_LEAP_YEAR = timedelta(days=366)
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A log's month-day clock: its first and last headed line in a leap year (2000), and how
+    many new years it crosses (a month-day more than half a year below the line before)."""
+
+    path: Path
+    first: datetime
+    last: datetime
+    wraps: int
+
+
+def _chain_years(
+    engine: DuckDBEngine, fmt: LogFormat, files: list[tuple[Path, str]], clock: Clock
+) -> dict[Path, tuple[int, str | None]]:
+    """The year of each log's first line, for logs whose lines print none, and a warning for a
+    log whose lines lie more than half a year outside the case window. The logs of one node
+    are one clock in time order: they are ordered on the year's circle of month-days and
+    start after its largest gap (rotated logs follow each other; the gap before the first is
+    the rest of the year), and a log whose first line falls more than half a year below the
+    last line of the log before it starts the next year, as a line within a log does. The
+    first log's year is `clock.year`, else the year (of the window's, the one before or
+    after) that puts the most of the node's time in the case window, else its first line
+    nearest to the window's start."""
+    if fmt.clock is None or (clock.year is None and clock.anchor is None):
+        return {}
+    nodes: dict[str, list[_Span]] = {}
+    for path, node in files:
+        first, last, wraps = engine.rows(queries.load(fmt.clock), path=literal_path(str(path)))[0]
+        if first is not None:
+            nodes.setdefault(node, []).append(_Span(path, first, last, int(wraps)))
+    years: dict[Path, tuple[int, str | None]] = {}
+    for spans in nodes.values():
+        chain = _in_time_order(spans)
+        starts = [clock.year] if clock.year is not None else _candidates(clock)
+        best = max(starts, key=lambda y: (_in_window(chain, y, clock), -_distance(chain, y, clock)))
+        for span, (year, first, last) in zip(chain, _dated(chain, best, clock), strict=True):
+            years[span.path] = (year, _year_note(first, last, clock))
+    return years
+
+
+def _in_time_order(spans: list[_Span]) -> list[_Span]:
+    """The logs of one node in time order: by first month-day, starting after the largest gap
+    between one log's last line and the next one's first (ties: the earliest log)."""
+    spans = sorted(spans, key=lambda s: (s.first, str(s.path)))
+
+    def gap(before: _Span, after: _Span) -> timedelta:
+        step = after.first - before.last
+        return step + _LEAP_YEAR if step < -_HALF_YEAR else step
+
+    gaps = [gap(spans[i - 1], spans[i]) for i in range(len(spans))]
+    start = max(range(len(spans)), key=lambda i: (gaps[i], -i))
+    return spans[start:] + spans[:start]
+
+
+def _dated(chain: list[_Span], year: int, clock: Clock) -> list[tuple[int, datetime, datetime]]:
+    """Each log's first-line year and its first and last line in UTC (approximate where a
+    month-day does not exist in the year: 02-29 is read as 02-28), when the first log's first
+    line is in `year`."""
+    out = []
+    prev: _Span | None = None
+    for span in chain:
+        if prev is not None:
+            year += prev.wraps + (1 if span.first < prev.last - _HALF_YEAR else 0)
+        out.append((year, _utc(span.first, year, clock), _utc(span.last, year + span.wraps, clock)))
+        prev = span
+    return out
+
+
+def _utc(md: datetime, year: int, clock: Clock) -> datetime:
+    day = md.day if not (md.month == 2 and md.day == 29 and not calendar.isleap(year)) else 28
+    local = md.replace(year=year, day=day, tzinfo=zoneinfo.ZoneInfo(clock.timezone))
+    return local.astimezone(UTC)
+
+
+def _candidates(clock: Clock) -> list[int]:
+    assert clock.anchor is not None
+    return [clock.anchor.year - 1, clock.anchor.year, clock.anchor.year + 1]
+
+
+def _window(clock: Clock) -> tuple[datetime, datetime] | None:
+    if clock.anchor is None or clock.window_end is None:
+        return None
+    return _aware(clock.anchor), _aware(clock.window_end)
+
+
+def _aware(ts: datetime) -> datetime:
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+
+
+def _in_window(chain: list[_Span], year: int, clock: Clock) -> float:
+    """Seconds of the logs' first-to-last-line spans inside the case window."""
+    window = _window(clock)
+    if window is None:
+        return 0.0
+    start, end = window
+    return sum(
+        max(0.0, (min(last, end) - max(first, start)).total_seconds())
+        for _, first, last in _dated(chain, year, clock)
+    )
+
+
+def _distance(chain: list[_Span], year: int, clock: Clock) -> float:
+    """Seconds between the first log's first line and the window's start."""
+    if clock.anchor is None:
+        return 0.0
+    first = _dated(chain, year, clock)[0][1]
+    return abs((first - _aware(clock.anchor)).total_seconds())
+
+
+def _year_note(first: datetime, last: datetime, clock: Clock) -> str | None:
+    """Why a log's year may be wrong: its lines lie more than half a year outside the case
+    window (None when they do not, or without a window)."""
+    window = _window(clock)
+    if window is None:
+        return None
+    start, end = window
+    if first >= start - _HALF_YEAR and last <= end + _HALF_YEAR:
+        return None
+    return (
+        f"its lines run from {iso_z(first)} to {iso_z(last)}, more than half a year outside "
+        f"the case window ({iso_z(start)} .. {iso_z(end)}): the log prints no year, so its "
+        "year is the one that puts the most of its node's log time in the window (new years "
+        "counted in time order); check the dates"
+    )
 
 
 def _already(engine: DuckDBEngine, fmt: LogFormat, path: Path, digest: str) -> InputStats | None:

@@ -27,5 +27,6 @@ FORMAT = LogFormat(
     ),
     role="vllm/role",
     needs_year=True,
+    clock="vllm/clock",
 )
 register(starts="vllm/starts", capacity="vllm/capacity")

@@ -13,6 +13,8 @@
 --   quarantined   a startup line quarantined (figure: the reason)
 --   time_back     an evidence line more than a second before the one above it in its log
 --                 (other_row, other_ts)
+--   year          a log that prints no year whose lines lie more than half a year outside the
+--                 case window (figure: why its year may be wrong)
 SELECT
     node, 'disagreement' AS kind, true AS refuses, start_ts AS ts, lo_source AS source,
     lo_row AS source_row, lo_text AS figure, CAST(NULL AS TIMESTAMPTZ) AS other_ts,
@@ -38,3 +40,8 @@ UNION ALL
 SELECT
     node, 'time_back', false, ts, source, source_row, NULL, prev_ts, source, prev_row, NULL
 FROM engine_time_steps
+UNION ALL
+SELECT
+    node, 'year', false, first_ts, source, CAST(NULL AS BIGINT), year_note, NULL, NULL, NULL, NULL
+FROM engine_sources
+WHERE year_note IS NOT NULL

@@ -4,7 +4,7 @@
 -- swa_pool, pool, engine_preflight for SGLang, vllm_<kind>, trtllm_<kind>), a quarantined one
 -- too, with its `reason` and no figures (it still marks where a start was); engine_sources
 -- one row per log (its node, first and last evidence line time, how many startup lines it
--- loaded); engine_time_steps each evidence line of a log whose time is more than a second
+-- loaded, and year_note: why the year read for a log that prints none may be wrong); engine_time_steps each evidence line of a log whose time is more than a second
 -- before that of the line above it. engine_starts (one row per server start), engine_capacity
 -- (one span per start with a pool) and engine_faults (what the capacity timeline could not
 -- take as written) are rebuilt from them after each ingest (capacity_spans), since a span ends
@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS engine_sources (
     node VARCHAR, source VARCHAR, first_ts TIMESTAMPTZ, last_ts TIMESTAMPTZ,
     startup_lines BIGINT
 );
+ALTER TABLE engine_sources ADD COLUMN IF NOT EXISTS year_note VARCHAR;
 CREATE TABLE IF NOT EXISTS engine_time_steps (
     node VARCHAR, source VARCHAR, source_row BIGINT, ts TIMESTAMPTZ, prev_row BIGINT,
     prev_ts TIMESTAMPTZ
@@ -83,4 +84,21 @@ CREATE OR REPLACE TEMP MACRO _out_of_range(texts, names) AS list_filter(
 CREATE OR REPLACE TEMP MACRO _disagreement_note(lo_text, lo_source, lo_row, hi_text, hi_source, hi_row) AS
     'the capacity lines of this start disagree: ' || lo_text || ' (' || lo_source || ':' || lo_row
     || ') and ' || hi_text || ' (' || hi_source || ':' || hi_row || '); the smaller is kept '
-    || 'here, but forensics capacity refuses this start'
+    || 'here, but forensics capacity refuses this start';
+-- Why a local time (a naive TIMESTAMP read in `zone`) has no one UTC time, else NULL: it falls
+-- in the hour the clock was set forward past (it never occurred) or in the one it was set
+-- back over (it occurred twice, and the line alone does not say which). Such a line is
+-- quarantined, never read at one of the offsets silently.
+CREATE OR REPLACE TEMP MACRO _local_time_fault(zone, lt) AS CASE
+    WHEN lt IS NULL OR zone = 'UTC' THEN NULL
+    WHEN timezone(zone, timezone(zone, lt)) <> lt
+        THEN 'local time ' || strftime(lt, '%Y-%m-%d %H:%M:%S') || ' does not exist in ' || zone
+            || ' (the clock was set forward past it): its UTC time is unknown'
+    WHEN timezone(zone, timezone(zone, lt) + INTERVAL 1 HOUR) = lt
+        OR timezone(zone, timezone(zone, lt) - INTERVAL 1 HOUR) = lt
+        OR timezone(zone, timezone(zone, lt) + INTERVAL 30 MINUTE) = lt
+        OR timezone(zone, timezone(zone, lt) - INTERVAL 30 MINUTE) = lt
+        THEN 'local time ' || strftime(lt, '%Y-%m-%d %H:%M:%S') || ' occurs twice in ' || zone
+            || ' (the clock was set back over it): which of its two UTC times the line means is '
+            || 'unknown'
+END;

@@ -17,6 +17,8 @@
 --                max_num_requests=... (py_executor_creator.py: it ends each KV cache creation)
 --   estimated    Estimated max memory in KV cache : X GiB (_util.py: the PyTorch backend sized
 --                the final KV cache after a first, estimation-only one)
+-- A local time the clock skipped or went over twice (daylight saving time) is quarantined: its
+-- UTC time is unknown (_local_time_fault).
 -- Params: $path, $timezone, $torn_row (the Python head carries its year).
 WITH head AS (
     SELECT
@@ -40,6 +42,11 @@ timed AS (
             CAST($timezone AS VARCHAR),
             try_cast(p.yy || '-' || p.mo || '-' || p.dd || ' ' || p.hh || ':' || p.mi || ':' || p.ss AS TIMESTAMP)
         ) END AS own_ts,
+        -- a local time the clock skipped or went over twice (daylight saving time): quarantined
+        CASE WHEN p.mo <> '' THEN _local_time_fault(
+            CAST($timezone AS VARCHAR),
+            try_cast(p.yy || '-' || p.mo || '-' || p.dd || ' ' || p.hh || ':' || p.mi || ':' || p.ss AS TIMESTAMP)
+        ) END AS own_clock_fault,
         left(line, 2048) AS raw
     FROM head
 ),
@@ -50,7 +57,19 @@ filled AS (
             own_ts,
             last_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
             first_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
-        ) AS ts
+        ) AS ts,
+        -- a C++ line takes the clock fault of the Python line whose time it takes
+        CASE WHEN own_ts IS NOT NULL THEN own_clock_fault
+             ELSE nullif(coalesce(
+                 last_value(CASE WHEN own_ts IS NOT NULL THEN coalesce(own_clock_fault, '') END IGNORE NULLS)
+                     OVER (ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                 first_value(CASE WHEN own_ts IS NOT NULL THEN coalesce(own_clock_fault, '') END IGNORE NULLS)
+                     OVER (ORDER BY source_row ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+             ), '') END AS clock_fault,
+        -- the first and last time the engine wrote on any line of the log (evidence or not):
+        -- how long the server is known to have run (the node-id clash rule)
+        min(own_ts) OVER () AS first_line_ts,
+        max(own_ts) OVER () AS last_line_ts
     FROM timed
 ),
 kinded AS (
@@ -93,7 +112,9 @@ SELECT
     kind,
     tags,
     raw,
-    ts,
+    CASE WHEN clock_fault IS NULL THEN ts END AS ts,
+    first_line_ts,
+    last_line_ts,
     CAST(NULL AS VARCHAR) AS rid,
     CASE WHEN kind IN ('blocks', 'window_blocks') THEN try_cast(n_text AS BIGINT) END AS blocks,
     CASE WHEN kind = 'block_tokens' THEN try_cast(n_text AS BIGINT)
@@ -106,6 +127,7 @@ SELECT
     CAST(NULL AS DOUBLE) AS usage_pct,
     CASE
         WHEN kind IS NULL THEN NULL
+        WHEN clock_fault IS NOT NULL THEN clock_fault
         WHEN ts IS NULL THEN 'no time on or near an engine evidence line'
         WHEN source_row = CAST($torn_row AS BIGINT)
             THEN 'line cut short (the file ends inside it): its figures are not read'

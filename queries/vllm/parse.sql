@@ -9,8 +9,10 @@
 -- process's lines up to 0.30. The head names no year and no zone: the year of the first
 -- headed line is $year (else the one of $anchor_year - 1 .. + 1 that puts the line nearest
 -- to $anchor), a month-day that falls more than half a year before the previous line's
--- starts the next year, and the time is local time in $timezone.
--- A traceback line (no head) takes the time of the headed line before it.
+-- starts the next year, and the time is local time in $timezone (a local time the clock
+-- skipped or went over twice, daylight saving time, is quarantined: its UTC time is unknown).
+-- A traceback line (no head) takes the time of the headed line before it. An args dump run
+-- into the line before it is read as that args dump (its own head), quarantined.
 -- Kinds (each with the format string's file per version in tests/fixtures/vllm/*/README.md):
 --   args          args: Namespace(...) (up to 0.8.5) / non-default args: {...} (0.9.2+):
 --                 kv_role, block_size, max_model_len
@@ -49,10 +51,32 @@ WITH head AS (
     FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
+-- an args dump run into the line before it (that line lost its end): the launch it marks
+-- still happened, so the line is read as that args dump at its own head, quarantined. Never
+-- inside a Received request line (prompt text).
+run_in AS (
+    SELECT
+        source_row,
+        line,
+        coalesce(r.mo, '') <> '' AND NOT starts_with(m, 'Received request ') AS run_in,
+        CASE WHEN coalesce(r.mo, '') <> '' AND NOT starts_with(m, 'Received request ')
+             THEN r ELSE h END AS h
+    FROM (
+        SELECT
+            *,
+            CASE WHEN contains(m, 'args: ') THEN regexp_extract(
+                m,
+                '.(?:\(([^()]*) pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)? \[?[^\s\]]+\.py:\d+\] ?((?:args: Namespace\(|non-default args: ).*)$',
+                ['proc', 'mo', 'dd', 'hh', 'mi', 'ss', 'msg']
+            ) END AS r
+        FROM (SELECT *, CASE WHEN h.mo <> '' THEN h.msg ELSE line END AS m FROM head)
+    )
+),
 md AS (
     SELECT
         source_row,
         line,
+        run_in,
         nullif(h.proc, '') AS tags,
         h.mo <> '' AS headed,
         CASE WHEN h.mo <> '' THEN h.msg ELSE trim(line) END AS msg,
@@ -61,7 +85,7 @@ md AS (
         CASE WHEN h.mo <> '' THEN try_cast(
             '2000-' || h.mo || '-' || h.dd || ' ' || h.hh || ':' || h.mi || ':' || h.ss
             AS TIMESTAMP) END AS md_ts
-    FROM head
+    FROM run_in
 ),
 headed AS (
     SELECT
@@ -101,15 +125,21 @@ dated AS (
     FROM md AS m
     LEFT JOIN headed AS h USING (source_row)
 ),
+localized AS (
+    SELECT
+        *,
+        CASE WHEN headed THEN try_cast(
+            printf('%04d', year_no) || '-' || mo || '-' || dd || ' ' || hh || ':' || mi || ':' || ss
+            AS TIMESTAMP) END AS local_ts
+    FROM dated
+),
 timed AS (
     SELECT
         *,
-        CASE WHEN headed THEN timezone(
-            CAST($timezone AS VARCHAR),
-            try_cast(printf('%04d', year_no) || '-' || mo || '-' || dd || ' ' || hh || ':' || mi
-                || ':' || ss AS TIMESTAMP)
-        ) END AS own_ts
-    FROM dated
+        timezone(CAST($timezone AS VARCHAR), local_ts) AS own_ts,
+        -- a local time the clock skipped or went over twice (daylight saving time)
+        _local_time_fault(CAST($timezone AS VARCHAR), local_ts) AS own_clock_fault
+    FROM localized
 ),
 filled AS (
     SELECT
@@ -117,7 +147,15 @@ filled AS (
         -- a traceback line takes the time of the headed line before it
         CASE WHEN headed THEN own_ts
              ELSE last_value(own_ts IGNORE NULLS) OVER (
-                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts
+                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts,
+        CASE WHEN headed THEN own_clock_fault
+             ELSE nullif(last_value(CASE WHEN headed THEN coalesce(own_clock_fault, '') END IGNORE NULLS) OVER (
+                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), '') END
+            AS clock_fault,
+        -- the first and last time the engine wrote on any line of the log (evidence or not):
+        -- how long the server is known to have run (the node-id clash rule)
+        min(own_ts) OVER () AS first_line_ts,
+        max(own_ts) OVER () AS last_line_ts
     FROM timed
 ),
 kinded AS (
@@ -156,6 +194,10 @@ fields AS (
         tags,
         ts,
         own_ts,
+        run_in,
+        clock_fault,
+        first_line_ts,
+        last_line_ts,
         source_row = CAST($torn_row AS BIGINT) AS torn,
         CASE WHEN kind = 'received' THEN NULL ELSE left(line, 2048) END AS raw,
         CASE WHEN kind = 'received' THEN left(msg, 200) ELSE msg END AS msg
@@ -224,7 +266,13 @@ SELECT
     kind,
     tags,
     raw,
-    ts,
+    -- a line whose local time has no one UTC time has none, but for an args dump: the launch
+    -- happened, so it ends the span before it at the earliest it can have been (an hour before
+    -- the later reading: no clock shift is longer)
+    CASE WHEN clock_fault IS NULL THEN ts
+         WHEN kind = 'args' THEN ts - INTERVAL 1 HOUR END AS ts,
+    first_line_ts,
+    last_line_ts,
     CASE WHEN rid_text <> '' THEN rid_text END AS rid,
     try_cast(nullif(n_in, '') AS BIGINT) AS input_len,
     try_cast(nullif(n_max, '') AS BIGINT) AS max_tokens,
@@ -239,7 +287,11 @@ SELECT
     version,
     try_cast(nullif(usage_text, '') AS DOUBLE) AS usage_pct,
     CASE
+        WHEN clock_fault IS NOT NULL THEN clock_fault
         WHEN ts IS NULL THEN 'no "mm-dd HH:MM:SS" time on or before an engine evidence line'
+        WHEN run_in
+            THEN 'two lines run together: an args dump run into the line before it (the launch '
+                || 'it marks is kept, its setup unknown)'
         WHEN torn AND kind IN ('args', 'engine_config', 'max_model_len', 'blocks', 'kv_tokens', 'rejected', 'usage', 'failed')
             THEN 'line cut short (the file ends inside it): its figures are not read'
         WHEN len(out_of_range) > 0
