@@ -21,7 +21,6 @@ from . import engines, ingest, scratch
 from .analysis import (
     assumptions,
     blast_radius,
-    classify,
     coverage,
     evidence,
     exposure,
@@ -49,7 +48,6 @@ from .ingest import engine_logs
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
-from .render import report as report_page
 from .render.notify import NotifyResult
 from .schema import InputStats
 
@@ -135,6 +133,8 @@ def summarize(
 ) -> tuple[dict[str, Any], list[str]]:
     """The analysis steps after the bands (data owners, classification, engine evidence) and
     the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
+    from .analysis import classify  # SciPy: imported where a step classifies, not by notify
+
     with step(progress, "analyze: data owners"):
         attribution = owners.attribute(eng, case)
     with step(progress, "analyze: usage classification"):
@@ -453,6 +453,8 @@ def report(
     """`forensics report`: report.html and the timeline charts (needs a prior analyze of this
     case file, on the database's current inputs, that wrote out/summary.json; refused
     otherwise)."""
+    from .render import report as report_page  # Altair: imported where a report is drawn
+
     case = load_case(case_path)
     out = out_folder(out)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
@@ -561,6 +563,8 @@ def run(
     written into a scratch folder beside `out` and moved into `out` at the end: a failed run
     leaves `out` as it was. `allow_empty` accepts an input that loads no record and a scope
     with no request."""
+    from .render import report as report_page  # Altair: imported where a report is drawn
+
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
