@@ -184,11 +184,13 @@ class Output:
     """One file (or a folder kept whole, such as a Parquet case store) of an analysis'
     outputs: its `path` relative to the output folder, where its bytes are now (`source`: the
     staging folder, or the output folder for a file kept) and the step that wrote it
-    (`analyze`, `notify`, `report`, `ingest`)."""
+    (`analyze`, `notify`, `report`, `ingest`); `digest`: its (size, sha256) when the step
+    took them as it wrote the file (it is not read again)."""
 
     path: str
-    source: Path
+    source: str | Path
     written_by: str
+    digest: tuple[int, str] | None = None
 
 
 def analysis_id(engine: SQLEngine) -> str:
@@ -223,16 +225,18 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     now; all of the analysis now in the case database (`analysis_id`)."""
     files, not_hashed = [], []
     for output in sorted(outputs, key=lambda o: o.path):
-        reason = (
-            NOT_HASHED["/"]
-            if output.path.endswith("/") or output.source.is_dir()
-            else NOT_HASHED.get(os.path.splitext(output.path)[1])
-        )
         entry = {"path": output.path, "written_by": output.written_by}
+        reason = NOT_HASHED.get(os.path.splitext(output.path)[1])
+        if output.digest is not None and reason is None:
+            size, sha = output.digest
+            files.append({**entry, "bytes": size, "sha256": sha})
+            continue
+        if output.path.endswith("/") or os.path.isdir(output.source):
+            reason = NOT_HASHED["/"]
         if reason is not None:
             not_hashed.append({**entry, "reason": reason})
         else:
-            files.append({**entry, **_file_hash(output.source)})
+            files.append({**entry, **_file_hash(Path(output.source))})
     _, inputs = ingest_figures(engine, case.folder)
     record = stored(engine)
     body = {
@@ -254,16 +258,13 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     return (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def files_under(path: Path) -> list[Path]:
-    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted."""
-    if not path.is_dir():
-        return [path]
-    found = [
-        os.path.join(folder, name)
-        for folder, _, files in os.walk(path)  # strings: thousands of notices, no Path each
-        for name in files
-    ]
-    return [Path(f) for f in sorted(found, key=lambda f: f.split(os.sep))]
+def files_under(path: str | Path) -> list[str]:
+    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted; as
+    strings (thousands of notices: no Path each)."""
+    if not os.path.isdir(path):
+        return [str(path)]
+    found = [os.path.join(folder, name) for folder, _, files in os.walk(path) for name in files]
+    return sorted(found, key=lambda f: f.split(os.sep))
 
 
 def _file_hash(path: Path) -> dict[str, Any]:

@@ -28,7 +28,9 @@ import csv
 import hashlib
 import io
 import os
+from collections import deque
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,9 @@ UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
+WRITE_THREADS = 2  # threads writing the notice files (`_Writer`)
+WRITE_BATCH = 256  # notices handed to a writer at a time
+WRITE_AHEAD = 8  # batches rendered ahead of the writers at most
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -206,10 +211,13 @@ NO_CONTACT = ListFile(
 
 @dataclass
 class NotifyResult:
-    """The files (and notice folders) written and the warnings to show."""
+    """The files (and notice folders) written and the warnings to show; `hashes`: the size and
+    sha256 of each notice and message file (by its path), taken as it was written, so the
+    manifest lists them without reading them back."""
 
     paths: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    hashes: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 def load_accounts(engine: SQLEngine, case: Case) -> list[str]:
@@ -367,6 +375,7 @@ def write_lists(
         address_columns,
     )
     result.warnings.extend(written.warnings)
+    result.hashes = written.hashes
     # the notice folders, not each of their (possibly thousands of) files: index.csv lists them
     result.paths.extend(
         p for p in (folder / NOTICES / MD_FOLDER, folder / NOTICES / EML_FOLDER) if p.is_dir()
@@ -532,11 +541,13 @@ def _template(case: Case) -> notices.Template:
 
 @dataclass
 class Written:
-    """What `_write_notices` wrote: the rows of index.csv and no_contact.csv, warnings."""
+    """What `_write_notices` wrote: the rows of index.csv and no_contact.csv, warnings, and
+    each file's size and sha256 (`NotifyResult.hashes`)."""
 
     index: pl.DataFrame
     no_contact: pl.DataFrame
     warnings: list[str]
+    hashes: dict[str, tuple[int, str]]
 
 
 def _write_notices(
@@ -567,52 +578,78 @@ def _write_notices(
     md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     if accounts.height:
         md_dir.mkdir(parents=True, exist_ok=True)
-    for (page,), rows in accounts.group_by("page", maintain_order=True):
-        items = _page_items(engine, int(page), rows, uncertain, shown, template)
-        for row in rows.iter_rows(named=True):
-            account = row["account_id"]
-            name = notices.notice_file_name(account, ".md")
-            if name.lower() in taken:  # a 64-bit hash prefix collision: never seen
-                raise RuntimeError(f"notice file name {name} for two accounts")
-            taken[name.lower()] = account
-            ref = messages.reference(case, account)
-            context = _context(shared, row, ref, items)
-            rendered = template.render(context)
-            data = rendered.md.encode("utf-8")
-            _write(md_dir, name, data)
-            roles = row["roles"]
-            to, bad = messages.addresses([row[c] for c in address_columns])
-            if bad:
-                bad_addresses.append(account)
-            eml = ""
-            if not to:
-                no_contact.append(
-                    (
-                        account,
-                        roles,
-                        f"{MD_FOLDER}/{name}",
-                        _no_address(case, row, address_columns, bad),
+    if accounts.height and composer is not None:
+        eml_dir.mkdir(parents=True, exist_ok=True)
+    md_base, eml_base = f"{md_dir}{os.sep}", f"{eml_dir}{os.sep}"
+    emls = 0
+    pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
+
+    def read(at: int) -> _PageItems:
+        return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
+
+    # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
+    # rendered; only that thread uses the engine meanwhile
+    with _Writer() as writer, ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(read, 0) if pages else None
+        for at, (_, rows) in enumerate(pages):
+            assert ahead is not None
+            items = ahead.result()
+            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+            md_files: list[tuple[str, bytes]] = []
+            eml_files: list[tuple[str, bytes]] = []
+            for row in rows.iter_rows(named=True):
+                account = row["account_id"]
+                stem = notices.notice_file_name(account, "")
+                name = f"{stem}.md"
+                if name.lower() in taken:  # a 64-bit hash prefix collision: never seen
+                    raise RuntimeError(f"notice file name {name} for two accounts")
+                taken[name.lower()] = account
+                ref = messages.reference(case, account)
+                context = _context(shared, row, ref, items)
+                rendered = template.render(context)
+                md_files.append((md_base + name, rendered.md.encode("utf-8")))
+                roles = row["roles"]
+                to, bad = messages.addresses([row[c] for c in address_columns])
+                if bad:
+                    bad_addresses.append(account)
+                eml = ""
+                if not to:
+                    no_contact.append(
+                        (
+                            account,
+                            roles,
+                            f"{MD_FOLDER}/{name}",
+                            _no_address(case, row, address_columns, bad),
+                        )
                     )
-                )
-            elif composer is not None:
-                subject = SUBJECT.format(reference=ref)
-                body = messages.html_document(subject, rendered.html)
-                message = composer.message(
-                    to,
-                    subject,
-                    composer.message_id(ref, "\n".join([*to, rendered.text])),
-                    rendered.text,
-                    body,
-                )
-                eml_name = notices.notice_file_name(account, ".eml")
-                if not eml_dir.is_dir():
-                    eml_dir.mkdir(parents=True)
-                _write(eml_dir, eml_name, message)
-                eml = f"{EML_FOLDER}/{eml_name}"
-            digest = hashlib.sha256(data).hexdigest()
-            index.append(
-                (account, roles, row["tier"] or "", ref, f"{MD_FOLDER}/{name}", eml, digest)
-            )
+                elif composer is not None:
+                    subject = SUBJECT.format(reference=ref)
+                    body = messages.html_document(subject, rendered.html)
+                    message = composer.message(
+                        to,
+                        subject,
+                        composer.message_id(ref, "\n".join([*to, rendered.text])),
+                        rendered.text,
+                        body,
+                    )
+                    eml_files.append((f"{eml_base}{stem}.eml", message))
+                    eml = f"{EML_FOLDER}/{stem}.eml"
+                    emls += 1
+                # sha256 filled in below, from the writer's hash of the bytes written
+                index.append((account, roles, row["tier"] or "", ref, name, eml, ""))
+                if len(md_files) >= WRITE_BATCH:
+                    writer.write(md_files)
+                    writer.write(eml_files)
+                    md_files, eml_files = [], []
+            writer.write(md_files)
+            writer.write(eml_files)
+    hashes = writer.hashes
+    index = [
+        (a, roles, tier, ref, f"{MD_FOLDER}/{name}", eml, hashes[md_base + name][1])
+        for a, roles, tier, ref, name, eml, _ in index
+    ]
+    if not emls and eml_dir.is_dir() and not any(os.scandir(eml_dir)):
+        eml_dir.rmdir()  # every notified account without an address: no message folder
     warnings = []
     if composer is None and accounts.height:
         warnings.append(
@@ -637,6 +674,7 @@ def _write_notices(
         ),
         pl.DataFrame(no_contact, schema={c: pl.String for c in NO_CONTACT.columns}, orient="row"),
         warnings,
+        hashes,
     )
 
 
@@ -1059,10 +1097,59 @@ def _rows(frame: pl.DataFrame, delivery: bool = False) -> dict[str, list[dict[st
     return out
 
 
-def _write(folder: Path, name: str, data: bytes) -> None:
-    """Write a notice file (through `os`: thousands of them, each a few microseconds)."""
-    with open(os.path.join(folder, name), "wb") as f:
-        f.write(data)
+class _Writer:
+    """Writes the notice files from two threads, each file hashed as it is written (`hashes`:
+    path -> (size, sha256)). Creating a file is a system call (the costly part: tens of
+    microseconds to a millisecond here), during which Python's lock is free, so the files of
+    one batch are written while the next is rendered; at most `WRITE_AHEAD` batches wait.
+    Leaving the `with` waits for every write; the first failure is raised."""
+
+    def __init__(self) -> None:
+        self.hashes: dict[str, tuple[int, str]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=WRITE_THREADS)
+        self._pending: deque[Future[list[tuple[str, int, str]]]] = deque()
+
+    def write(self, files: list[tuple[str, bytes]]) -> None:
+        """Write `files` ((path, bytes)) in the background."""
+        if files:
+            self._pending.append(self._pool.submit(_write_files, files))
+        while len(self._pending) > WRITE_AHEAD:
+            self._collect(self._pending.popleft())
+
+    def _collect(self, future: Future[list[tuple[str, int, str]]]) -> None:
+        for path, size, digest in future.result():
+            self.hashes[path] = (size, digest)
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            while self._pending and kind is None:
+                self._collect(self._pending.popleft())
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _write_files(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
+    """Write each (path, bytes) as a new file (as `open(path, "wb")` does, without its
+    buffer); its (path, size, sha256)."""
+    done = []
+    for path, data in files:
+        fd = os.open(path, _NEW_FILE, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        done.append((path, len(data), hashlib.sha256(data).hexdigest()))
+    return done
+
+
+_NEW_FILE = (
+    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 def _clear_notices(folder: Path) -> None:
