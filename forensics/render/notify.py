@@ -25,12 +25,10 @@ and orders the columns the writer writes and writes README.md, so the two cannot
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import os
-from collections import deque
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +40,7 @@ from ..engines import SQLEngine
 from ..errors import AnalysisError, InputError, command, decode_utf8
 from ..formats import iso, printable, write_csv
 from ..schema import clean_id
-from . import incident, messages, notices
+from . import incident, messages, notices, writer
 from .notices import Block, Markdown, md
 
 MAX_IDS_IN_WARNING = 10
@@ -50,9 +48,6 @@ UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
-WRITE_THREADS = 2  # threads writing the notice files (`_Writer`)
-WRITE_BATCH = 256  # notices handed to a writer at a time
-WRITE_AHEAD = 8  # batches rendered ahead of the writers at most
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -589,14 +584,12 @@ def _write_notices(
 
     # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
     # rendered; only that thread uses the engine meanwhile
-    with _Writer() as writer, ThreadPoolExecutor(max_workers=1) as reader:
+    with writer.Files() as files, ThreadPoolExecutor(max_workers=1) as reader:
         ahead = reader.submit(read, 0) if pages else None
         for at, (_, rows) in enumerate(pages):
             assert ahead is not None
             items = ahead.result()
             ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            md_files: list[tuple[str, bytes]] = []
-            eml_files: list[tuple[str, bytes]] = []
             for row in rows.iter_rows(named=True):
                 account = row["account_id"]
                 stem = notices.notice_file_name(account, "")
@@ -607,7 +600,7 @@ def _write_notices(
                 ref = messages.reference(case, account)
                 context = _context(shared, row, ref, items)
                 rendered = template.render(context)
-                md_files.append((md_base + name, rendered.md.encode("utf-8")))
+                files.write(md_base + name, rendered.md.encode("utf-8"))
                 roles = row["roles"]
                 to, bad = messages.addresses([row[c] for c in address_columns])
                 if bad:
@@ -632,18 +625,12 @@ def _write_notices(
                         rendered.text,
                         body,
                     )
-                    eml_files.append((f"{eml_base}{stem}.eml", message))
+                    files.write(f"{eml_base}{stem}.eml", message)
                     eml = f"{EML_FOLDER}/{stem}.eml"
                     emls += 1
                 # sha256 filled in below, from the writer's hash of the bytes written
                 index.append((account, roles, row["tier"] or "", ref, name, eml, ""))
-                if len(md_files) >= WRITE_BATCH:
-                    writer.write(md_files)
-                    writer.write(eml_files)
-                    md_files, eml_files = [], []
-            writer.write(md_files)
-            writer.write(eml_files)
-    hashes = writer.hashes
+    hashes = files.hashes
     index = [
         (a, roles, tier, ref, f"{MD_FOLDER}/{name}", eml, hashes[md_base + name][1])
         for a, roles, tier, ref, name, eml, _ in index
@@ -1095,61 +1082,6 @@ def _rows(frame: pl.DataFrame, delivery: bool = False) -> dict[str, list[dict[st
             item["delivery_recorded"] = "status_unknown" not in (row.get("categories") or [])
         out.setdefault(row["account_id"], []).append(item)
     return out
-
-
-class _Writer:
-    """Writes the notice files from two threads, each file hashed as it is written (`hashes`:
-    path -> (size, sha256)). Creating a file is a system call (the costly part: tens of
-    microseconds to a millisecond here), during which Python's lock is free, so the files of
-    one batch are written while the next is rendered; at most `WRITE_AHEAD` batches wait.
-    Leaving the `with` waits for every write; the first failure is raised."""
-
-    def __init__(self) -> None:
-        self.hashes: dict[str, tuple[int, str]] = {}
-        self._pool = ThreadPoolExecutor(max_workers=WRITE_THREADS)
-        self._pending: deque[Future[list[tuple[str, int, str]]]] = deque()
-
-    def write(self, files: list[tuple[str, bytes]]) -> None:
-        """Write `files` ((path, bytes)) in the background."""
-        if files:
-            self._pending.append(self._pool.submit(_write_files, files))
-        while len(self._pending) > WRITE_AHEAD:
-            self._collect(self._pending.popleft())
-
-    def _collect(self, future: Future[list[tuple[str, int, str]]]) -> None:
-        for path, size, digest in future.result():
-            self.hashes[path] = (size, digest)
-
-    def __enter__(self) -> _Writer:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        try:
-            while self._pending and kind is None:
-                self._collect(self._pending.popleft())
-        finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _write_files(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
-    """Write each (path, bytes) as a new file (as `open(path, "wb")` does, without its
-    buffer); its (path, size, sha256)."""
-    done = []
-    for path, data in files:
-        fd = os.open(path, _NEW_FILE, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        done.append((path, len(data), hashlib.sha256(data).hexdigest()))
-    return done
-
-
-_NEW_FILE = (
-    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-)
 
 
 def _clear_notices(folder: Path) -> None:
