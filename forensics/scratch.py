@@ -139,7 +139,13 @@ def move_in(
     journal = _write_journal(out, {"paths": paths, "restore": _text(restore or {})})
     try:
         _fault("journal")
+        there: dict[str, bool] = {}  # whether `out` has the folder (nothing to delete if not)
         for rel in paths:
+            parent = os.path.dirname(rel)
+            if parent and parent not in there:
+                there[parent] = os.path.isdir(os.path.join(out, parent))
+            if parent and not there[parent]:
+                continue
             if rel != last and _delete(out, rel):
                 _fault("remove")
         _prune(out, paths)
@@ -178,6 +184,7 @@ def _staged(work: Path, units: set[str]) -> tuple[list[str], set[str]]:
     folders under `work` with no file under them (they are not published)."""
     found: list[str] = []
     folders: set[str] = set()
+    holding: set[str] = set()  # the folders with a file of their own
     for folder, dirs, files in os.walk(work):
         rel = os.path.relpath(folder, work).replace(os.sep, "/")
         if rel == ".":
@@ -186,7 +193,9 @@ def _staged(work: Path, units: set[str]) -> tuple[list[str], set[str]]:
         else:
             folders.add(rel)
             found.extend(f"{rel}/{f}" for f in files)
-    filled = {p for rel in found for p in _parents(rel)}
+            if files:
+                holding.add(rel)
+    filled = {p for rel in holding for p in (rel, *_parents(rel))}
     return sorted(found), folders - filled
 
 
@@ -201,7 +210,8 @@ def _parents(rel: str) -> Iterator[str]:
 def _new_folders(out: Path, staged: list[str], bare: set[str]) -> list[str]:
     """The outermost folders of the staged files that `out` does not have: each can move in
     whole (everything under it is staged, and it holds no folder without a file)."""
-    folders = sorted({p for rel in staged for p in _parents(rel)}, key=lambda f: f.count("/"))
+    holding = {os.path.dirname(rel) for rel in staged} - {""}  # thousands of files, few folders
+    folders = sorted({p for d in holding for p in (d, *_parents(d))}, key=lambda f: f.count("/"))
     held = {p for b in bare for p in (b, *_parents(b))}
     whole: list[str] = []
     for folder in folders:

@@ -255,7 +255,36 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
         "analysis": dict(sorted(record.items())),
         "tool": versions(),
     }
-    return (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    return (_dumps(body) + "\n").encode()
+
+
+_ROWS = "\ue000files\ue001"  # where `_dumps` puts the files (a value no path holds)
+
+
+def _dumps(body: dict[str, Any]) -> str:
+    """`json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)`, its `files` (flat
+    rows of text and whole numbers: thousands of notices) written row by row, as the
+    indenting encoder (Python, not C) would write them."""
+    files = body["files"]
+    whole = json.dumps(body | {"files": _ROWS}, sort_keys=True, indent=2, ensure_ascii=False)
+    quote = json.encoder.encode_basestring
+    mark = f'"files": {quote(_ROWS)}'
+    if (
+        not files
+        or whole.count(mark) != 1
+        or not all(row and all(type(v) in (str, int) for v in row.values()) for row in files)
+    ):
+        return json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+    rows = ",\n".join(
+        "    {\n"
+        + ",\n".join(
+            f"      {quote(k)}: {quote(v) if type(v) is str else int.__repr__(v)}"
+            for k, v in sorted(row.items())
+        )
+        + "\n    }"
+        for row in files
+    )
+    return whole.replace(mark, f'"files": [\n{rows}\n  ]')
 
 
 def files_under(path: str | Path) -> list[str]:
