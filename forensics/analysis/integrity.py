@@ -292,7 +292,11 @@ def files_under(path: str | Path) -> list[str]:
     strings (thousands of notices: no Path each)."""
     if not os.path.isdir(path):
         return [str(path)]
-    found = [os.path.join(folder, name) for folder, _, files in os.walk(path) for name in files]
+    walked = list(os.walk(path))
+    if len(walked) == 1:  # no subfolder (a notice folder): the names' order is the paths'
+        folder, _, files = walked[0]
+        return [os.path.join(folder, name) for name in sorted(files)]
+    found = [os.path.join(folder, name) for folder, _, files in walked for name in files]
     return sorted(found, key=lambda f: f.split(os.sep))
 
 
