@@ -7,9 +7,13 @@ import errno
 import json
 
 import pytest
+from case_small_db import case_small, engine_with_requests
 
+from forensics import pipeline
 from forensics.analysis.integrity import _dumps
-from forensics.render import writer
+from forensics.render import notify, writer
+
+PAGE = notify.PAGE_ITEMS
 
 # sha256 of b"abc" (FIPS 180-2, appendix B.1) and of b"" (the empty message)
 SHA_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -66,3 +70,30 @@ def test_manifest_rows_are_the_bytes_the_json_encoder_writes(files):
         "analysis": {"files": None},
     }
     assert _dumps(body) == json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def _notify_files(monkeypatch, folder, fork: bool, page_items: int) -> dict[str, bytes]:
+    monkeypatch.setattr(notify, "FORK_RENDERERS", fork)
+    monkeypatch.setattr(notify, "PAGE_ITEMS", page_items)
+    eng = engine_with_requests()
+    try:
+        summary, _ = pipeline.analyze_case(eng, case_small())
+        notify.write_lists(eng, case_small(), folder, summary)
+    finally:
+        eng.close()
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted((folder / "notify").rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_notices_rendered_in_forked_pages_are_those_rendered_in_one_process(monkeypatch, tmp_path):
+    """case_small notifies 6 accounts (tests/test_notices.py); with pages of 3 listed
+    requests they are rendered over several pages, two child processes at a time, and every
+    file (index.csv with each notice's sha256, the notices, the messages) is the same as
+    rendered page after page in this process."""
+    here = _notify_files(monkeypatch, tmp_path / "here", fork=False, page_items=PAGE)
+    forked = _notify_files(monkeypatch, tmp_path / "forked", fork=True, page_items=3)
+    assert len([f for f in here if f.endswith(".md") and "/md/" in f]) == 6
+    assert forked == here

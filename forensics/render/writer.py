@@ -133,6 +133,19 @@ class _Helper:
         return hashes
 
 
+def write_file(path: str | bytes, data: bytes) -> tuple[int, str]:
+    """Write `data` as the new file `path` (as `open(path, "wb")` does, without its buffer);
+    its (size, sha256 hex)."""
+    fd = os.open(path, _NEW_FILE, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
 def _serve(source: object, sink: object) -> int:
     """The helper: read frames from `source` until its end, write each file, reply."""
     read = source.read  # type: ignore[attr-defined]
@@ -147,18 +160,12 @@ def _serve(source: object, sink: object) -> int:
         if len(head) < _HEAD.size or len(path) < n_path or len(data) < n_data:
             return 1  # the renderer stopped midway: its staging folder is not published
         try:
-            fd = os.open(path, _NEW_FILE, 0o666)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
+            size, digest = write_file(path, data)
         except OSError as e:
             message = (e.strerror or str(e)).encode("utf-8", "replace")
             sink.write(_ERROR + _FAIL.pack(e.errno or 0, len(message), len(path)) + message + path)  # type: ignore[attr-defined]
             return 1
-        done.append(_DONE.pack(len(data), hashlib.sha256(data).digest()))
+        done.append(_DONE.pack(size, bytes.fromhex(digest)))
     sink.write(_OK + b"".join(done))  # type: ignore[attr-defined]
     return 0
 
