@@ -587,14 +587,14 @@ def _write_notices(
 
     done: list[_Page] = []
     # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
-    # rendered; only that thread uses the engine meanwhile
+    # rendered; only that thread uses the engine meanwhile (a forked renderer never does)
     with ThreadPoolExecutor(max_workers=1) as reader, _Renderers(job) as renderers:
         ahead = reader.submit(read, 0) if pages else None
         for at, (_, rows) in enumerate(pages):
             assert ahead is not None
             items = ahead.result()
-            done.extend(renderers.render(rows.to_dicts(), items))
             ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+            done.extend(renderers.render(rows.to_dicts(), items))
         done.extend(renderers.finish())
     taken: dict[str, str] = {}
     for page in done:
