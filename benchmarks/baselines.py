@@ -2,12 +2,17 @@
 
 Equal work: `duckdb_equal_work` (plain DuckDB SQL) and `polars_equal_work` (Polars) compute,
 from one Parquet file of requests and the case's incident.toml, what `forensics analyze`
-computes for the bands, the exposure and the pool-walkback data owners (docs/decisions.md):
-the band of every request of the case's models inside the window, and every (exposed
-request, owner request) pair. Both are written here independently of forensics/ and queries/
-(neither is imported; the case file is read with tomllib), with other techniques than the
-toolkit's (a CASE chain over the capacity entries, ASOF joins for the walk-back), so that
-`compare` agreeing with the toolkit is evidence, not a tautology.
+computes for the bands, the exposure, the pool-walkback data owners and the blast radius
+(docs/decisions.md): the band of every request of the case's models inside the window, every
+(exposed request, owner request) pair, and per model and prefill node of every request (any
+model, any time) its requests, those over the prefill capacity in force, excluded, of unknown
+capacity, the first and last over and those in and outside the window. Both are written here
+independently of forensics/ and queries/ (neither is imported; the case file is read with
+tomllib), with other techniques than the toolkit's (a CASE chain over the capacity entries,
+ASOF joins for the walk-back), so that `compare` agreeing with the toolkit is evidence, not a
+tautology. The blast radius here takes the `[[capacity]]` entries alone: the toolkit also takes
+an engine's own prefill pool for a model no entry holds, from engine logs, which the
+benchmark's cases do not have.
 
 Bare reads: `duckdb_bare_read` is DuckDB's own read_parquet / read_json into a table of a
 fresh database file (no mapping, typing, de-duplication or accounting): the floor for
@@ -26,7 +31,8 @@ and reading what precedes the break of a truncated gzip stream, the finer time r
 bad offset, a zone name, out of range: here all "unparsable time"), `quarantine.raw`.
 
 Each returns a JSON-ready dict with `seconds` (the work only: interpreter start and imports
-excluded) and the figures the benchmark checks.
+excluded; for the equal-work analyses the figures summary.json reports, counted from the
+tables, included, as analyze counts them too) and the figures the benchmark checks.
 """
 
 from __future__ import annotations
@@ -70,8 +76,9 @@ def utc(value: str | datetime | None) -> datetime | None:
 
 def case_settings(case_path: str | Path) -> dict[str, Any]:
     """Models, context window, success statuses, window, [[capacity]] entries (file order;
-    over_from: the smallest prompt over the entry, its reject_from, else tokens + 1) and
-    excluded accounts of an incident.toml."""
+    over_from: the smallest prompt over the entry, its reject_from, else tokens + 1; models:
+    the glob of the models it holds for, None for every model) and excluded accounts of an
+    incident.toml."""
     path = Path(case_path)
     doc = tomllib.loads(path.read_text(encoding="utf-8"))
     excluded: set[str] = set()
@@ -95,6 +102,7 @@ def case_settings(case_path: str | Path) -> dict[str, Any]:
                 "over_from": int(c.get("reject_from", int(c["tokens"]) + 1)),
                 "start": utc(c["start"]),
                 "end": utc(c.get("end")),
+                "models": c.get("models"),
             }
             for c in doc.get("capacity", [])
         ],
@@ -561,7 +569,8 @@ def _capacity_case(
     entries: list[dict], node: str, prefix: str, key: str = "tokens"
 ) -> tuple[str, dict[str, Any]]:
     """`CASE WHEN <entry 0 holds> THEN <key>0 WHEN ... END` over the entries in file order
-    (first match wins), values bound as $prefix<i>_*; NULL where no entry holds."""
+    (first match wins: its nodes glob, its models glob if any, its [start, end)), values
+    bound as $prefix<i>_*; NULL where no entry holds."""
     if not entries:
         return "CAST(NULL AS BIGINT)", {}
     whens, params = [], {}
@@ -570,6 +579,9 @@ def _capacity_case(
         cond = ["TRUE" if c["nodes"] == "*" else f"{node} GLOB ${p}_nodes", f"ts >= ${p}_start"]
         if c["nodes"] != "*":
             params[f"{p}_nodes"] = c["nodes"]
+        if c["models"] is not None:
+            cond.append(f"model GLOB ${p}_models")
+            params[f"{p}_models"] = c["models"]
         params[f"{p}_start"] = c["start"]
         if c["end"] is not None:
             cond.append(f"ts < ${p}_end")
@@ -632,7 +644,7 @@ def duckdb_equal_work(
     con.execute(
         f"""
         CREATE TEMP TABLE pool AS
-        SELECT request_id, account_id, decode_node, ts,
+        SELECT request_id, account_id, model, decode_node, ts,
                coalesce(ts_end, ts) AS end_ts,
                prompt_tokens + coalesce(completion_tokens, 0) AS tokens
         FROM read_parquet($requests)
@@ -707,20 +719,63 @@ def duckdb_equal_work(
         WHERE r.account_id <> w.account_id
         """
     )
+    t_owners = time.perf_counter()
+    # the blast radius: every request (any model, any time) against the prefill capacity in
+    # force for it, per model and prefill node
+    con.execute(
+        f"""
+        CREATE TABLE blast_radius AS
+        WITH capped AS (
+            SELECT model, prefill_node, ts, account_id, status, prompt_tokens,
+                   {capacity} AS over_from
+            FROM read_parquet($requests)
+        ),
+        judged AS (
+            SELECT model, prefill_node, ts, over_from,
+                   account_id IN (SELECT account_id FROM excluded) AS excluded,
+                   coalesce(
+                       coalesce(status, {DEFAULT_STATUS}) IN (SELECT status FROM ok)
+                       AND prompt_tokens >= over_from
+                       AND prompt_tokens <= $context_window,
+                       FALSE
+                   ) AS over
+            FROM capped
+        )
+        SELECT model, prefill_node, count(*) AS requests,
+               count(*) FILTER (WHERE over) AS over_capacity,
+               count(*) FILTER (WHERE over AND excluded) AS excluded,
+               count(*) FILTER (WHERE over_from IS NULL) AS unknown_capacity,
+               min(ts) FILTER (WHERE over) AS first_over,
+               max(ts) FILTER (WHERE over) AS last_over,
+               count(*) FILTER (WHERE over AND ts >= $start AND ts < $end) AS in_window,
+               count(*) FILTER (WHERE over AND (ts < $start OR ts >= $end)) AS outside_window
+        FROM judged
+        GROUP BY model, prefill_node
+        """,
+        {**window, **cap_params, "context_window": s["context_window"]},
+    )
+    t_radius = time.perf_counter()
+    # the figures summary.json reports are part of the work, as they are of analyze's
+    figures = _duckdb_figures(con)
     con.execute("CHECKPOINT")
     t_done = time.perf_counter()
-    figures = _duckdb_figures(con)
     con.close()
     return {
         "seconds": t_done - t0,
         "bands_seconds": t_bands - t0,
-        "owners_seconds": t_done - t_bands,
+        "owners_seconds": t_owners - t_bands,
+        "blast_radius_seconds": t_radius - t_owners,
+        "figures_seconds": t_done - t_radius,
         **figures,
     }
 
 
 def _duckdb_figures(con: Any) -> dict[str, Any]:
     bands = dict(con.execute("SELECT band, count(*) FROM bands GROUP BY band").fetchall())
+    radius = con.execute(
+        "SELECT model, sum(requests), sum(over_capacity), sum(unknown_capacity) "
+        "FROM blast_radius GROUP BY model ORDER BY model"
+    ).fetchall()
     accounts = con.execute(
         "SELECT count(DISTINCT account_id) FROM bands WHERE band = 'exposed'"
     ).fetchall()[0][0]
@@ -735,6 +790,7 @@ def _duckdb_figures(con: Any) -> dict[str, Any]:
         "owner_pairs": int(pairs),
         "owner_requests": int(requests),
         "owner_accounts": int(owner_accounts),
+        "blast_radius": {m: [int(n), int(o), int(u)] for m, n, o, u in radius},
     }
 
 
@@ -772,6 +828,8 @@ def _polars_capacity(entries: list[dict], node: str, key: str = "tokens") -> Any
         cond = pl.col("ts") >= c["start"]
         if c["nodes"] != "*":
             cond &= pl.col(node).str.contains(glob_regex(c["nodes"])).fill_null(False)
+        if c["models"] is not None:
+            cond &= pl.col("model").str.contains(glob_regex(c["models"])).fill_null(False)
         if c["end"] is not None:
             cond &= pl.col("ts") < c["end"]
         then = pl.lit(c[key], dtype=pl.Int64)
@@ -780,8 +838,9 @@ def _polars_capacity(entries: list[dict], node: str, key: str = "tokens") -> Any
 
 
 def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
-    """Bands, exposure and pool-walkback data owners in Polars from `requests` (Parquet);
-    writes `bands.parquet` (request_id, band) and `owners.parquet` into `out_dir`."""
+    """Bands, exposure, pool-walkback data owners and the blast radius in Polars from
+    `requests` (Parquet); writes `bands.parquet` (request_id, band), `owners.parquet` and
+    `blast_radius.parquet` into `out_dir`."""
     import polars as pl
 
     s = case_settings(case)
@@ -822,6 +881,7 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
     pool_lf = scoped.filter(pl.col("ok") & pl.col("decode_node").is_not_null()).select(
         "request_id",
         "account_id",
+        "model",
         "decode_node",
         "ts",
         "band",
@@ -903,45 +963,112 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
         .select("exposed_request_id", "exposed_account_id", "owner_request_id", "owner_account_id")
     )
     owners.write_parquet(out / "owners.parquet")
-    t_done = time.perf_counter()
+    t_owners = time.perf_counter()
+
+    # the blast radius: every request (any model, any time) against the prefill capacity in
+    # force for it, per model and prefill node
+    ts = pl.col("ts")
+    over = (
+        pl.col("status").fill_null(DEFAULT_STATUS).is_in(s["success_status"])
+        & (prompt >= over_from)
+        & (prompt <= s["context_window"])
+    ).fill_null(False)
+    in_window = (ts >= s["start"]) & (ts < s["end"])
+    radius = (
+        pl.scan_parquet(requests)
+        .select(
+            "model",
+            "prefill_node",
+            ts,
+            pl.col("account_id").is_in(s["excluded"]).alias("excluded"),
+            prompt,
+            "status",
+            _polars_capacity(prefill, "prefill_node", key="over_from").alias("over_from"),
+        )
+        .group_by("model", "prefill_node")
+        .agg(
+            pl.len().cast(pl.Int64).alias("requests"),
+            over.sum().cast(pl.Int64).alias("over_capacity"),
+            (over & pl.col("excluded")).sum().cast(pl.Int64).alias("excluded"),
+            over_from.is_null().sum().cast(pl.Int64).alias("unknown_capacity"),
+            ts.filter(over).min().alias("first_over"),
+            ts.filter(over).max().alias("last_over"),
+            (over & in_window).sum().cast(pl.Int64).alias("in_window"),
+            (over & ~in_window).sum().cast(pl.Int64).alias("outside_window"),
+        )
+        .collect()
+    )
+    radius.write_parquet(out / "blast_radius.parquet")
+    t_radius = time.perf_counter()
+    # the figures summary.json reports are part of the work, as they are of analyze's
     counts = bands.group_by("band").len()
     band_counts = {b: int(n) for b, n in sorted(counts.iter_rows())}
+    per_model = radius.group_by("model").agg(
+        pl.col("requests").sum(), pl.col("over_capacity").sum(), pl.col("unknown_capacity").sum()
+    )
+    affected = bands.filter(pl.col("band") == "exposed")["account_id"].n_unique()
+    owner_requests = owners["owner_request_id"].n_unique()
+    owner_accounts = owners["owner_account_id"].n_unique()
+    t_done = time.perf_counter()
     return {
         "seconds": t_done - t0,
         "bands_seconds": t_bands - t0,
-        "owners_seconds": t_done - t_bands,
+        "owners_seconds": t_owners - t_bands,
+        "blast_radius_seconds": t_radius - t_owners,
+        "figures_seconds": t_done - t_radius,
         "bands": band_counts,
         "exposure_count": band_counts.get("exposed", 0),
-        "affected_accounts": bands.filter(pl.col("band") == "exposed")["account_id"].n_unique(),
+        "affected_accounts": affected,
         "owner_pairs": owners.height,
-        "owner_requests": owners["owner_request_id"].n_unique(),
-        "owner_accounts": owners["owner_account_id"].n_unique(),
+        "owner_requests": owner_requests,
+        "owner_accounts": owner_accounts,
+        "blast_radius": {
+            m: [int(n), int(o), int(u)] for m, n, o, u in sorted(per_model.iter_rows())
+        },
     }
 
 
 # --- the check -----------------------------------------------------------------------------
 
 
-def compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict[str, Any]:
-    """Whether the toolkit's `bands` / `data_owners` and both baselines' results are the same
-    sets: (request_id, band) rows, exposed request_ids, (exposed, owner) request pairs.
+RADIUS_COLUMNS = (
+    "model",
+    "prefill_node",
+    "requests",
+    "over_capacity",
+    "excluded",
+    "unknown_capacity",
+    "first_over",
+    "last_over",
+    "in_window",
+    "outside_window",
+)
+
+
+def compare(toolkit_db: str, duckdb_db: str, polars_dir: str | None) -> dict[str, Any]:
+    """Whether the toolkit's `bands` / `data_owners` / `blast_radius` and the baselines'
+    results (Polars' unless `polars_dir` is None) are the same sets: (request_id, band) rows,
+    exposed request_ids, (exposed, owner) request pairs, blast radius rows (every column).
 
     Returns per contender its figures, and per check the rows found on one side only."""
     import duckdb
 
     con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
     con.execute(f"ATTACH '{toolkit_db}' AS tk (READ_ONLY)")
     con.execute(f"ATTACH '{duckdb_db}' AS dd (READ_ONLY)")
-    pq = Path(polars_dir)
     sources = {
-        "toolkit": ("tk.bands", "tk.data_owners"),
-        "duckdb_sql": ("dd.bands", "dd.owners"),
-        "polars": (
-            f"read_parquet('{pq / 'bands.parquet'}')",
-            f"read_parquet('{pq / 'owners.parquet'}')",
-        ),
+        "toolkit": ("tk.bands", "tk.data_owners", "tk.blast_radius"),
+        "duckdb_sql": ("dd.bands", "dd.owners", "dd.blast_radius"),
     }
-    for name, (bands, owners) in sources.items():
+    if polars_dir is not None:
+        pq = Path(polars_dir)
+        sources["polars"] = tuple(
+            f"read_parquet('{pq / f'{name}.parquet'}')"
+            for name in ("bands", "owners", "blast_radius")
+        )
+    radius_cols = ", ".join(RADIUS_COLUMNS)
+    for name, (bands, owners, radius) in sources.items():
         con.execute(f"CREATE TEMP VIEW {name}_bands AS SELECT request_id, band FROM {bands}")
         con.execute(
             f"CREATE TEMP VIEW {name}_exposed AS "
@@ -951,6 +1078,7 @@ def compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict[str, Any]:
             f"CREATE TEMP VIEW {name}_pairs AS "
             f"SELECT exposed_request_id, owner_request_id FROM {owners}"
         )
+        con.execute(f"CREATE TEMP VIEW {name}_radius AS SELECT {radius_cols} FROM {radius}")
     figures: dict[str, Any] = {}
     for name in sources:
         per_band = con.execute(
@@ -960,15 +1088,22 @@ def compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict[str, Any]:
             f"SELECT count(*), count(DISTINCT (exposed_request_id, owner_request_id)) "
             f"FROM {name}_pairs"
         ).fetchall()[0]
+        radius = con.execute(
+            f"SELECT model, sum(requests), sum(over_capacity), sum(unknown_capacity), "
+            f"count(*), count(DISTINCT (model, prefill_node)) FROM {name}_radius "
+            "GROUP BY model ORDER BY model"
+        ).fetchall()
         figures[name] = {
             "bands": {b: int(n) for b, n, _ in sorted(per_band)},
             "band_rows_distinct": all(n == d for _, n, d in per_band),
             "owner_pairs": int(pairs[0]),
             "owner_pairs_distinct": int(pairs[0]) == int(pairs[1]),
+            "blast_radius": {m: [int(n), int(o), int(u)] for m, n, o, u, _, _ in radius},
+            "radius_rows_distinct": all(r == d for *_, r, d in radius),
         }
     checks: dict[str, Any] = {}
-    for name in ("duckdb_sql", "polars"):
-        for what in ("bands", "exposed", "pairs"):
+    for name in (n for n in sources if n != "toolkit"):
+        for what in ("bands", "exposed", "pairs", "radius"):
             only_tk, only_other = (
                 con.execute(
                     f"SELECT count(*) FROM "
@@ -980,7 +1115,8 @@ def compare(toolkit_db: str, duckdb_db: str, polars_dir: str) -> dict[str, Any]:
             checks[f"{name}_{what}_only_{name}"] = int(only_other)
     con.close()
     same = all(v == 0 for v in checks.values()) and all(
-        f["band_rows_distinct"] and f["owner_pairs_distinct"] for f in figures.values()
+        f["band_rows_distinct"] and f["owner_pairs_distinct"] and f["radius_rows_distinct"]
+        for f in figures.values()
     )
     return {"identical": same, "differences": checks, "figures": figures}
 

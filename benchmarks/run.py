@@ -15,8 +15,8 @@ For each size it writes a synthetic case per format with `forensics sample` (kep
   duplicates dropped and conflicts flagged, the input's sha256;
 - analyze, on the Parquet case: `forensics.pipeline.analyze` (what `forensics analyze` runs)
   vs the equal-work baselines of baselines.py, plain DuckDB SQL and Polars, which compute the
-  bands, the exposure and the pool-walkback data owners from the case database's `requests`
-  exported once to Parquet (the same typed records analyze reads);
+  bands, the exposure, the pool-walkback data owners and the blast radius from the case
+  database's `requests` exported once to Parquet (the same typed records analyze reads);
 - report, on the analysed Parquet case: `forensics.pipeline.report` (what `forensics report`
   runs, in a fresh process, so building the Vega bundle is included), with the sizes of
   report.html, timeline.svg and timeline.png;
@@ -25,11 +25,12 @@ For each size it writes a synthetic case per format with `forensics sample` (kep
   floor of its files (as many new files of the same bytes written bare);
 - run, at the sizes in --run-sizes: `forensics.pipeline.run` on the Parquet case (what
   `forensics run` runs), stage by stage, to give the report's share of it.
-After the repeats, the (request_id, band) rows, the exposed request_ids and the (exposed,
-owner) pairs of the toolkit and both baselines must be the same sets, the equal-work ingests
-must have loaded the same rows and set aside the same records for the same reasons as the
-toolkit, and the figures equal truth.json, those report.html shows and the exposure count
-`run` finds too; otherwise the run stops with exit status 1 and says what differs.
+After the repeats, the (request_id, band) rows, the exposed request_ids, the (exposed,
+owner) pairs and the blast radius rows of the toolkit and both baselines must be the same
+sets, the equal-work ingests must have loaded the same rows and set aside the same records
+for the same reasons as the toolkit, and the figures equal truth.json, those report.html
+shows and the exposure count `run` finds too; otherwise the run stops with exit status 1
+and says what differs.
 --no-baselines times the toolkit alone (no bare reads, no equal-work ingests or analyses;
 its figures checked against truth.json), for sizes where the baselines would not fit.
 Sizes of LARGE requests or more run the Parquet case only; the Polars baselines run up to
@@ -140,6 +141,10 @@ def step_toolkit_analyze(case: str, db: str, out: str) -> dict:
         "owner_pairs": s["data_owners"]["pairs"],
         "owner_requests": s["data_owners"]["requests"],
         "owner_accounts": s["data_owners"]["accounts"],
+        "blast_radius": {
+            m["model"]: [m["requests"], m["over_capacity"], m["unknown_capacity"]]
+            for m in s["blast_radius"]
+        },
     }
 
 
@@ -576,6 +581,8 @@ def bench_analyze(
             name: {
                 "bands": statistics.median(x["bands_seconds"] for x in r),
                 "owners": statistics.median(x["owners_seconds"] for x in r),
+                "blast_radius": statistics.median(x["blast_radius_seconds"] for x in r),
+                "figures": statistics.median(x["figures_seconds"] for x in r),
             }
             for name, r in runs.items()
         },

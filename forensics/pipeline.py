@@ -45,6 +45,7 @@ from .errors import (
 )
 from .formats import relative_path
 from .ingest import engine_logs
+from .mapping import ENGINE_FORMATS
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
@@ -205,8 +206,10 @@ def summarize_stored(
     eng: SQLEngine, case: Case, exclusions: bool = True
 ) -> tuple[dict[str, Any], list[str]]:
     """`summarize` on an analysis already in the case database (its `bands`): the case
-    tables are written again first, as the steps after the bands read them."""
-    exposure.load_case_tables(eng, case, exclusions)
+    tables and the capacity in force are written again first, as the steps after the bands
+    read them."""
+    exposure.load_case_tables(eng, case, exclusions, source_files())
+    exposure.capacity_in_force(eng)
     return summarize(eng, case, exclusions)
 
 
@@ -216,15 +219,17 @@ def analyze_case(
     exclusions: bool = True,
     allow_empty: bool = False,
     progress: Progress = SILENT,
+    files: scope.SourceFiles | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The whole analysis on an open engine (bands, data owners, classification, engine
     evidence, coverage, assumptions, exposure range), recorded with what it was computed
     from; returns (summary, warnings). A scope with no request (no request of the case's
     models in the window) is refused unless `allow_empty`. Each step is reported to
-    `progress`."""
+    `progress`. `files`: the sources' files on disk (`source_files`; the command's own when
+    `require_sources` hashed some already)."""
     integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
     with step(progress, "analyze: bands"):
-        exposure.compute_bands(eng, case, exclusions)
+        exposure.compute_bands(eng, case, exclusions, files or source_files())
     scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
     checked = exposure.check_exclusions(eng, case) if exclusions else []
     summary, _ = summarize(eng, case, exclusions, progress)
@@ -240,10 +245,11 @@ def analyze_engine(
     exclusions: bool = True,
     allow_empty: bool = False,
     progress: Progress = SILENT,
+    files: scope.SourceFiles | None = None,
 ) -> AnalysisResult:
     """`analyze_case`, then summary.json, exposed_requests.csv and blast_radius.csv written into
     folder `out` (the commands write into a staging folder and publish it: `publish`)."""
-    summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress)
+    summary, warnings = analyze_case(eng, case, exclusions, allow_empty, progress, files)
     out.mkdir(parents=True, exist_ok=True)
     with step(progress, "analyze: write summary.json, exposed_requests.csv, blast_radius.csv"):
         paths = [
@@ -404,9 +410,10 @@ def analyze(
     out = out_folder(out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
-        require_sources(eng, case, db)
+        files = source_files()  # each source file hashed once: the check, then the scope
+        require_sources(eng, case, db, files)
         with _staging(out) as work:
-            result = analyze_engine(eng, case, work, exclusions, allow_empty, progress)
+            result = analyze_engine(eng, case, work, exclusions, allow_empty, progress, files)
             result.paths, removed = publish(
                 eng, case, work, out, {"analyze": result.paths}, db=Path(db)
             )
@@ -473,23 +480,20 @@ def report(
         return published
 
 
-def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
+def require_sources(
+    eng: SQLEngine, case: Case, db: str | Path, files: scope.SourceFiles | None = None
+) -> None:
     """Refuse (exit 2) a case database that lacks a file of a case `[[source]]` (figures on
     part of the logs, named as if on all of them), or whose content loaded from a source
     file's path is not the file on disk now (a log re-exported under its name since: figures
     of the old export, named as if of this one). A file counts as there when `inputs` holds
-    its path or, for a moved copy, its sha256. Each file is hashed at most once."""
+    its path or, for a moved copy, its sha256. The files are `files` (`source_files`, whose
+    hashes the command's scope then reuses), each hashed at most once."""
+    files = files or source_files()
     held = scope.input_paths(eng)
-    hashes: dict[Path, str] = {}
-
-    def sha256_of(f: Path) -> str:
-        if f not in hashes:
-            hashes[f] = ingest.hash_file(f)
-        return hashes[f]
-
-    missing = scope.missing_source(case, held, _source_files, sha256_of)
+    missing = scope.missing_source(case, held, files)
     if missing is None:
-        changed = scope.changed_source(case, held, _source_files, sha256_of)
+        changed = scope.changed_source(case, held, files)
         if changed is not None:
             raise _changed_source(case, db, *changed)
         return
@@ -509,10 +513,7 @@ def require_sources(eng: SQLEngine, case: Case, db: str | Path) -> None:
 def _changed_source(
     case: Case, db: str | Path, source: Source, file: str, now: str, loaded: list[str]
 ) -> InputError:
-    engine_log = source.profile == "sglang" or (
-        source.mapping is not None
-        and ingest.resolve_mapping(source.mapping, None).format == "sglang"
-    )
+    engine_log = _source_format(source) in ENGINE_FORMATS  # ingest --force refuses these
     fix = (
         f"ingest the case's logs into a new {option('db')} ({command('run')} does)"
         if engine_log
@@ -528,12 +529,36 @@ def _changed_source(
     )
 
 
-def _source_files(path: str) -> list[Path]:
-    """The files a `[[source]]` path names on disk (none when it names nothing there)."""
+def source_files() -> scope.SourceFiles:
+    """The files of the case's `[[source]]`s on disk as ingest reads them (`_source_files`)
+    and their sha256, each file hashed at most once for as long as the returned object is
+    used (one command: `require_sources`, then the scope's search for moved copies)."""
+    hashes: dict[Path, str] = {}
+
+    def sha256_of(f: Path) -> str:
+        if f not in hashes:
+            hashes[f] = ingest.hash_file(f)
+        return hashes[f]
+
+    return scope.SourceFiles(_source_files, sha256_of)
+
+
+def _source_files(source: Source) -> list[Path]:
+    """The files a `[[source]]` names on disk, as ingest reads them: its file, the files of
+    its glob, or its folder's logs of the source's format (an engine's logs for an engine
+    profile); none when it names nothing there."""
     try:
-        return ingest.resolve_inputs([path])
-    except InputError:
+        return ingest.resolve_inputs([source.path], _source_format(source))
+    except (InputError, OSError):
         return []
+
+
+def _source_format(source: Source) -> str | None:
+    """The format ingest reads a `[[source]]` as (None when its mapping cannot be read)."""
+    try:
+        return ingest.resolve_mapping(source.mapping, source.profile).format
+    except ForensicsError:
+        return None
 
 
 def _summary_of(out: Path, case_path: Path, db: str | Path) -> dict[str, Any]:

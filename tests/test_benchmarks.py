@@ -65,6 +65,24 @@ def test_toolkit_and_both_baselines_agree_on_a_generated_30k_case(tmp_path: Path
     assert result["figures"]["toolkit"]["owner_pairs"] > 0
 
 
+def test_both_baselines_give_the_blast_radius_of_every_model(tmp_path: Path) -> None:
+    """The generated case holds two models, each with its own `[[capacity]]` entries (a
+    `models` glob apiece): per model the requests are truth.json's `models` counts, and the
+    case model's requests over capacity are its bands' exposed + excluded (delivered, over
+    capacity, within the context window; the failed ones are not delivered), none of unknown
+    capacity."""
+    generated = sample.generate(tmp_path / "case", 30_000, seed=7, fmt="parquet").truth
+    result = all_three(tmp_path / "case" / "incident.toml", tmp_path)
+    assert result["identical"] is True, result["differences"]
+    case_model = "@cf/zai-org/glm-5.3"
+    radius = result["figures"]["toolkit"]["blast_radius"]
+    assert {m: v[0] for m, v in radius.items()} == generated["models"]
+    over = generated["bands"]["exposed"] + generated["bands"]["excluded"]
+    assert radius[case_model][1] == over and radius[case_model][2] == 0
+    for name in ("duckdb_sql", "polars"):
+        assert result["figures"][name]["blast_radius"] == radius
+
+
 TIES_CASE = """
 name = "Ties and gaps"
 models = ["m"]
@@ -187,6 +205,25 @@ def test_compare_reports_a_request_banded_differently(tmp_path: Path) -> None:
     assert result["differences"]["polars_bands_only_toolkit"] == exposed
     assert result["differences"]["polars_exposed_only_toolkit"] == exposed
     assert result["differences"]["duckdb_sql_bands_only_toolkit"] == 0
+
+
+def test_compare_reports_a_blast_radius_row_that_differs(tmp_path: Path) -> None:
+    # one (model, node) row of the Polars blast radius with one more request over capacity:
+    # that row is on each side only once (the toolkit's and the changed one), DuckDB's agree
+    all_three(CASE_SMALL, tmp_path)
+    radius = tmp_path / "pl" / "blast_radius.parquet"
+    frame = pl.read_parquet(radius).sort("model", "prefill_node", nulls_last=False)
+    changed = pl.int_range(pl.len()) == 0
+    frame.with_columns(
+        pl.when(changed).then(pl.col("over_capacity") + 1).otherwise("over_capacity")
+    ).write_parquet(radius)
+    result = baselines.compare(
+        str(tmp_path / "case.duckdb"), str(tmp_path / "eq.duckdb"), str(tmp_path / "pl")
+    )
+    assert result["identical"] is False
+    assert result["differences"]["polars_radius_only_toolkit"] == 1
+    assert result["differences"]["polars_radius_only_polars"] == 1
+    assert result["differences"]["duckdb_sql_radius_only_toolkit"] == 0
 
 
 @pytest.mark.parametrize(

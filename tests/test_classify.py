@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from forensics import pipeline
+from forensics.analysis import classify as classify_module
 from forensics.analysis import stats
 from forensics.analysis.classify import classify
 from forensics.analysis.exposure import load_case_tables
-from forensics.case import Baseline, Case
+from forensics.case import Baseline, Case, load_case
 from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
 
@@ -171,13 +174,14 @@ def bands_frame(rows: list[dict], excluded: dict[str, str] | None = None) -> pl.
 
 def engine_with(frame: pl.DataFrame) -> DuckDBEngine:
     """`bands` as given, and the case tables the analysis writes beside it; a `requests`
-    table (request_id, extra) when some row has an `extra`."""
+    table (request_id, ts, model, extra) when some row has an `extra`."""
     engine = DuckDBEngine()
     engine.con.register("bands_src", frame.to_arrow())
     engine.execute("CREATE TABLE bands AS SELECT * EXCLUDE (extra) FROM bands_src")
     if frame["extra"].drop_nulls().len():
         engine.execute(
-            "CREATE TABLE requests AS SELECT request_id, extra::JSON AS extra FROM bands_src"
+            "CREATE TABLE requests AS "
+            "SELECT request_id, ts, model, extra::JSON AS extra FROM bands_src"
         )
     engine.con.unregister("bands_src")
     load_case_tables(engine, make_case())
@@ -238,6 +242,30 @@ def test_pooled_bins_merge_consecutive_until_expected_reached():
 def test_hypergeom_greater_is_one_sided_fisher():
     # 2 successes among 10, both drawn in 2 draws: 1 / C(10, 2)
     assert stats.hypergeom_greater(2, 10, 2, 2) == pytest.approx(1 / 45)
+
+
+def test_hypergeom_testable_worked_by_hand():
+    """The smallest p of n draws from 20 with 2 successes is P(X = min(2, n)): n = 1:
+    2/20 = 0.1; n = 2: 1/C(20, 2) = 1/190 = 0.0053; n = 19: C(18, 17)/C(20, 19) = 18/20 =
+    0.9 (both successes among the 19 draws). At alpha 0.01 only n = 2 is testable."""
+    assert stats.hypergeom_testable_each(20, 2, [1, 2, 19], 0.01) == [False, True, False]
+
+
+def test_hypergeom_testable_decides_as_the_smallest_p_does():
+    """Testability is `hypergeom_min_p_each(...) <= alpha` draw for draw: on the closed form
+    far from alpha, on SciPy's own tail at alpha itself (alpha set to each draw's SciPy
+    smallest p, and just below it), and on a long-context stream's margins (394,225
+    requests, 80 showing a signature)."""
+    draws = [1, 2, 3, 7, 40, 199, 200]
+    smallest = stats.hypergeom_min_p_each(200, 3, draws)
+    for alpha in [*smallest, *(p * (1 - 1e-12) for p in smallest), 0.01]:
+        expected = [p <= alpha for p in smallest]
+        assert stats.hypergeom_testable_each(200, 3, draws, alpha) == expected
+    big = [1, 2, 3, 50, 4_000, 44_179, 394_225]
+    smallest = stats.hypergeom_min_p_each(394_225, 80, big)
+    for alpha in [0.01, *smallest]:
+        expected = [p <= alpha for p in smallest]
+        assert stats.hypergeom_testable_each(394_225, 80, big, alpha) == expected
 
 
 def test_binomial_scan_bound_is_windows_times_smallest_tail():
@@ -443,8 +471,8 @@ def test_probing_fields_absent_from_every_request_are_named_not_testable():
     a prefix fingerprint are not testable, and say so; echoes need no field and are tested."""
     with engine_with(bands_frame(ordinary_traffic(seed=11))) as engine:
         engine.execute(
-            "CREATE TABLE requests AS SELECT request_id, '{\"bootstrap_room\": 5}'::JSON AS extra "
-            "FROM bands"
+            "CREATE TABLE requests AS SELECT request_id, ts, model, "
+            "'{\"bootstrap_room\": 5}'::JSON AS extra FROM bands"
         )
         result = classify(engine, make_case())
     tests = {t["test"]: t for t in result.tests}
@@ -457,6 +485,93 @@ def test_probing_fields_absent_from_every_request_are_named_not_testable():
         "; not testable without their fields: probe_max_tokens (max_tokens), probe_prefix "
         "(prefix_hash or hash_ids)"
     )
+
+
+def test_the_probing_fields_are_searched_for_in_scope_only():
+    """The text search that decides whether the fields are parsed reads the requests of the
+    case's models in the window only (the rows of `bands`, all the fields query reads): a
+    max_tokens of another model, or of a request a second before the window, is not found;
+    one of a request in scope is."""
+    case = make_case()
+    before = START - timedelta(seconds=1)
+    rows = [
+        ("in-scope", START, MODEL, '{"bootstrap_room": 5}'),
+        ("other-model", START, "m-other", '{"max_tokens": 1}'),
+        ("before", before, MODEL, '{"max_tokens": 1}'),
+    ]
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "request_id": pl.Utf8,
+            "ts": pl.Datetime("us", "UTC"),
+            "model": pl.Utf8,
+            "extra": pl.Utf8,
+        },
+        orient="row",
+    )
+    params = {"window_start": case.window_start, "window_end": case.window_end}
+    with DuckDBEngine() as engine:
+        engine.con.register("src", frame.to_arrow())
+        engine.execute("CREATE TABLE requests AS SELECT * REPLACE (extra::JSON AS extra) FROM src")
+        load_case_tables(engine, case)
+        assert not engine.frame("classify/has_fields", **params)["present"][0]
+        engine.execute("""UPDATE requests SET extra = '{"max_tokens": 1}' WHERE ts = $t""", t=START)
+        assert engine.frame("classify/has_fields", **params)["present"][0]
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _ingested(case_toml: Path) -> DuckDBEngine:
+    """The case's sources ingested into a new in-memory database, its scope defined."""
+    case = load_case(case_toml)
+    engine = DuckDBEngine()
+    pipeline.ingest_sources(engine, case)
+    load_case_tables(engine, case)
+    return engine
+
+
+def test_no_probing_field_can_be_kept_when_no_source_mapping_names_one(tmp_path):
+    """tests/fixtures/evidence: a.mapping.toml keeps bootstrap_room in [extra], b's keeps
+    nothing, and both logs were loaded with them: no request can carry max_tokens,
+    prefix_hash or hash_ids, so the text search need not run."""
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    with _ingested(tmp_path / "case" / "incident.toml") as engine:
+        assert (
+            classify_module.fields_possible(engine, load_case(tmp_path / "case" / "incident.toml"))
+            is False
+        )
+
+
+def test_probing_fields_may_be_kept_by_a_mapping_naming_one_or_another_mapping(tmp_path):
+    """tests/fixtures/blast_radius keeps max_tokens and hash_ids: possible. The evidence
+    fixture with a.mapping.toml given max_tokens after its log was loaded: the log was loaded
+    with another mapping than the case's now (its digest differs), so the text search
+    decides."""
+    with _ingested(FIXTURES / "blast_radius" / "incident.toml") as engine:
+        case = load_case(FIXTURES / "blast_radius" / "incident.toml")
+        assert classify_module.fields_possible(engine, case) is True
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    case_toml = tmp_path / "case" / "incident.toml"
+    with _ingested(case_toml) as engine:
+        mapping = tmp_path / "case" / "a.mapping.toml"
+        text = mapping.read_text(encoding="utf-8")
+        mapping.write_text(text.replace("[extra]\n", '[extra]\nmax_tokens = "mt"\n'), "utf-8")
+        assert classify_module.fields_possible(engine, load_case(case_toml)) is True
+
+
+def test_probing_fields_are_searched_for_when_extra_is_the_logs_own_or_unrecorded(tmp_path):
+    """case_small reads its log with the canonical profile, which keeps the log's own
+    `extra`: possible. The evidence fixture in a database whose inputs do not record the
+    mapping (written before the digest was): possible."""
+    with _ingested(FIXTURES / "case_small" / "incident.toml") as engine:
+        case = load_case(FIXTURES / "case_small" / "incident.toml")
+        assert classify_module.fields_possible(engine, case) is True
+    shutil.copytree(FIXTURES / "evidence", tmp_path / "case")
+    case_toml = tmp_path / "case" / "incident.toml"
+    with _ingested(case_toml) as engine:
+        engine.execute("ALTER TABLE inputs DROP COLUMN mapping_sha256")
+        assert classify_module.fields_possible(engine, load_case(case_toml)) is True
 
 
 # --- verdicts on synthetic traffic ----------------------------------------------------------
@@ -609,3 +724,67 @@ def test_bundled_case_without_exclusions_flags_the_excluded_accounts(glm53):
         "acct-ops-repro-a",
         "acct-ops-repro-b",
     ]
+
+
+def few_exposed_with_a_prober(tiny: int) -> list[dict]:
+    """acct-a: 3 exposed requests (CAP + 1000 tokens, hours apart); acct-b: 12 short prompts
+    asking for 512 tokens; acct-tiny: 10 short prompts asking for `tiny` tokens. Every request
+    carries max_tokens and two block hashes of its own; none comes within ECHO_SECONDS of the
+    account's previous one."""
+    rows = [
+        {"account_id": "acct-a", "t": 3600.0 * k, "prompt_tokens": CAP + 1000, "max_tokens": 2048}
+        for k in range(1, 4)
+    ]
+    rows += [
+        {"account_id": "acct-b", "t": 3600.0 * (10 + k), "prompt_tokens": 2000 + 100 * k}
+        | {"max_tokens": 512}
+        for k in range(12)
+    ]
+    rows += [
+        {"account_id": "acct-tiny", "t": 3600.0 * (30 + k), "prompt_tokens": 3000 + 100 * k}
+        | {"max_tokens": tiny}
+        for k in range(10)
+    ]
+    return [
+        r | {"status": 200, "hash_ids": [1000 + 2 * i, 1001 + 2 * i]} for i, r in enumerate(rows)
+    ]
+
+
+def test_a_probing_account_is_flagged_however_few_requests_were_exposed():
+    """3 exposed and no baseline request: too few for the tests of timing and volume, but the
+    probing signatures compare every account with the others. max_tokens <= 4 in 10 of the 25
+    requests, all acct-tiny's: P(X >= 10) for 10 draws of 25 with 10 hits is 1 / C(25, 10) =
+    3.06e-7. Testable (Tarone, smallest attainable p <= 0.01): acct-b (12 draws:
+    C(15, 2) / C(25, 12) = 2.0e-5) and acct-tiny; acct-a (3 draws: C(10, 3) / C(25, 3) =
+    0.052) is not. Holm over two: 6.1e-7 < 0.01, so acct-tiny is flagged: anomalous."""
+    result, tables = run(few_exposed_with_a_prober(tiny=1))
+    assert result.verdict == "anomalous"
+    assert result.flagged_accounts == ["acct-tiny"]
+    assert _reasons(result, "acct-tiny") == {"probe_max_tokens"}
+    (reason,) = result.to_summary()["accounts"]["acct-tiny"]["reasons"]
+    assert reason["p_value"] == pytest.approx(1 / 3_268_760)
+    assert reason["adjusted_p"] == pytest.approx(2 / 3_268_760)
+    assert result.reason == (
+        "1 account(s) flagged (probe_max_tokens); 3 exposed and 0 baseline requests; the tests "
+        "of timing and volume need at least 5 exposed and 30 baseline requests"
+    )
+    assert [t["test"] for t in result.tests] == [
+        "probe_length_burst",
+        "probe_max_tokens",
+        "probe_prefix",
+    ]
+    row = tables["classification_accounts"].filter(pl.col("account_id") == "acct-tiny")
+    assert row.select("exposed", "flagged", "tiny_max_tokens").rows() == [(0, True, 10)]
+
+
+def test_too_few_exposed_requests_without_a_probing_signature_is_insufficient_data():
+    """The same requests with acct-tiny asking for 512 tokens: no request asks for <= 4, so
+    nothing is flagged; the verdict stays insufficient_data and says the probing tests ran."""
+    result, _ = run(few_exposed_with_a_prober(tiny=512))
+    assert result.verdict == "insufficient_data"
+    assert result.flagged_accounts == []
+    assert result.reason == (
+        "3 exposed and 0 baseline requests; the tests of timing and volume need at least 5 "
+        "exposed and 30 baseline requests; no account flagged by probe_length_burst, "
+        "probe_max_tokens, probe_prefix"
+    )

@@ -160,6 +160,49 @@ def test_a_moved_copy_of_a_source_is_found_by_its_sha256(runner, tmp_path, db):
     assert result.exit_code == 0, result.output
 
 
+BLAST_DIR = Path(__file__).parent / "fixtures" / "blast_radius"
+
+
+def _blast_run(tmp_path: Path) -> tuple[Path, Path]:
+    """tests/fixtures/blast_radius copied and run: (the case file, the case database). Its
+    engine logs are a folder source (`path = "engine"`, profile sglang: engine/edge-1.log)."""
+    folder = tmp_path / "case"
+    shutil.copytree(BLAST_DIR, folder)
+    pipeline.run(folder / "incident.toml", tmp_path / "run")
+    return folder / "incident.toml", tmp_path / "run" / pipeline.CASE_DB
+
+
+def test_an_engine_log_of_a_folder_source_changed_since_ingest_is_refused(runner, tmp_path):
+    """The engine logs' [[source]] is a folder: its files are those ingest read from it (the
+    folder's SGLang logs), and one changed since ingest is refused like a gateway log (a line
+    appended to engine/edge-1.log), with the engine logs' fix: a new database."""
+    case, db = _blast_run(tmp_path)
+    log = case.parent / "engine" / "edge-1.log"
+    with log.open("a", encoding="utf-8") as f:
+        f.write("one more line\n")
+    result = _analyze(runner, case, db, tmp_path / "out")
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert f"[[source]] file {log} changed since it was ingested" in line
+    assert "ingest the case's logs into a new --db (forensics run does)" in line
+
+
+def test_a_moved_folder_of_engine_logs_is_still_the_cases(runner, tmp_path):
+    """engine/ renamed to engine-moved/ after the run (the case file naming the new folder):
+    its log is a moved copy of an input, found by its sha256, so no input is left out and the
+    blast radius still takes m-edge's pool from it (README: 3 over capacity, 1 unknown)."""
+    case, db = _blast_run(tmp_path)
+    (case.parent / "engine").rename(case.parent / "engine-moved")
+    text = case.read_text(encoding="utf-8").replace('path = "engine"', 'path = "engine-moved"')
+    case.write_text(text, encoding="utf-8")
+    result = _analyze(runner, case, db, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "no [[source]] of the case file names" not in result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    edge = next(m for m in summary["blast_radius"] if m["model"] == "m-edge")
+    assert (edge["over_capacity"], edge["unknown_capacity"]) == (3, 1)
+
+
 # --- an input that loads no record ------------------------------------------------------------
 
 

@@ -2,10 +2,12 @@
 its time, over the whole span of the loaded logs (docs/decisions.md "Blast radius").
 
 `blast_radius(engine, case)` materializes `blast_radius` (one row per model and prefill node,
-`queries/blast_radius/nodes.sql`) from `requests`, the case tables `exposure.load_case_tables`
-wrote and the engine's own prefill capacity timeline (`engine_capacity`, when engine logs were
-ingested), and returns the figures per model for summary.json with their warnings. So "no
-other model was affected" is a count, with the share of requests whose capacity is known.
+`queries/blast_radius/nodes.sql`) from the case's requests with the prefill capacity in force
+that the bands read too (`case_requests_in_force`, which `exposure.compute_bands` defines),
+the case tables, and the engine's own prefill capacity timeline (`engine_capacity`, when
+engine logs were ingested), and returns the figures per model for summary.json with their
+warnings. So "no other model was affected" is a count, with the share of requests whose
+capacity is known.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def blast_radius(engine: SQLEngine, case: Case) -> BlastRadius:
     """Materialize `blast_radius` and return the figures per model and the warnings: the
     case's own models over capacity outside the window (the window may be too narrow), and
     `[[capacity]]` entries whose `models` glob matches no model of the logs. Needs
-    `requests` and the case tables (`exposure.load_case_tables`)."""
+    `requests`, the case tables and `case_requests_in_force` (`exposure.compute_bands`, or
+    `exposure.load_case_tables` and `exposure.capacity_in_force`)."""
     if engine.table_exists("engine_capacity"):
         engine.materialize(ENGINE_TABLE, "blast_radius/engine_spans")
     else:

@@ -24,8 +24,9 @@ import polars as pl
 
 from ..case import Case
 from ..engines import SQLEngine, needing
-from ..errors import AnalysisError, command
+from ..errors import AnalysisError, ForensicsError, command
 from ..formats import iso
+from ..mapping import ENGINE_FORMATS, load_mapping, mapping_digest, profile
 from ..schema import DEFAULT_STATUS
 from . import scope, stats
 
@@ -42,6 +43,7 @@ ECHO_SECONDS = 10  # a prompt this soon after the account's previous one ...
 ECHO_TOKENS = 16  # ... and at most this many tokens longer or shorter is an echo
 PREFIX_BLOCKS = 2  # a fingerprint is the first two block hashes (queries/classify/fields.sql)
 # the probing tests that read fields a mapping keeps in `extra`, and those fields
+PROBE_FIELDS = frozenset({"max_tokens", "prefix_hash", "hash_ids"})  # classify/fields.sql
 FIELD_TESTS = {
     "probe_max_tokens": "max_tokens",
     "probe_prefix": "prefix_hash or hash_ids",
@@ -168,30 +170,8 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         for r in accounts.iter_rows(named=True)
     ]
 
-    if n_exposed < MIN_EXPOSED or n_baseline < MIN_BASELINE:
-        result = Classification(
-            verdict="insufficient_data",
-            flagged_accounts=[],
-            exclusions=exclusions,
-            exposed=n_exposed,
-            baseline=n_baseline,
-            tests=[],
-            accounts=rows,
-            reason=(
-                f"{n_exposed} exposed and {n_baseline} baseline requests; the tests need at "
-                f"least {MIN_EXPOSED} exposed and {MIN_BASELINE} baseline requests"
-            ),
-        )
-        _store(engine, result)
-        return result
-
-    tests = [_timing(profile, "hour"), _timing(profile, "day")]
-    by_id = {r["account_id"]: r for r in rows}
-    tests.append(_volume(rows, n_exposed, n_baseline))
-    tests.append(_near_capacity(rows))
-    tests.append(_bursts(rows, accounts))
-    steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
-    tests.append(_steps(by_id, steps))
+    # the probing signatures compare each account with every other in the window, not the
+    # exposed requests with the baseline: they run however few exposed requests there are
     lengths = engine.frame(
         "classify/lengths",
         echo_seconds=ECHO_SECONDS,
@@ -203,23 +183,59 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         scope.ensure_scope(engine, case)  # the fields are read from the case's own requests
     fields = (
         engine.frame("classify/fields", tiny_max_tokens=TINY_MAX_TOKENS)
-        if has_requests and engine.frame("classify/has_fields")["present"][0]
+        if has_requests
+        and fields_possible(engine, case)
+        and engine.frame(
+            "classify/has_fields", window_start=case.window_start, window_end=case.window_end
+        )["present"][0]
         else None
     )
     probing, missing = _probing(rows, lengths, fields, has_requests)
-    tests.extend(probing)
 
-    flagged = sorted(r["account_id"] for r in rows if r["reasons"])
-    for r in rows:
-        r["flagged"] = bool(r["reasons"])
+    if n_exposed < MIN_EXPOSED or n_baseline < MIN_BASELINE:
+        too_few = (
+            f"{n_exposed} exposed and {n_baseline} baseline requests; the tests of timing and "
+            f"volume need at least {MIN_EXPOSED} exposed and {MIN_BASELINE} baseline requests"
+        )
+        flagged = _flag(rows)
+        if flagged:
+            verdict, reason = "anomalous", f"{_flagged_reason(rows, flagged)}; {too_few}"
+        else:
+            verdict, reason = "insufficient_data", too_few
+            tested = [t["test"] for t in probing if t["test"] not in missing]
+            if tested:
+                reason += "; no account flagged by " + ", ".join(tested)
+        result = Classification(
+            verdict=verdict,
+            flagged_accounts=flagged,
+            exclusions=exclusions,
+            exposed=n_exposed,
+            baseline=n_baseline,
+            tests=probing,
+            accounts=rows,
+            reason=reason + _missing_reason(missing),
+        )
+        _store(engine, result)
+        return result
+
+    tests = [_timing(profile, "hour"), _timing(profile, "day")]
+    by_id = {r["account_id"]: r for r in rows}
+    tests.append(_volume(rows, n_exposed, n_baseline))
+    tests.append(_near_capacity(rows))
+    tests.append(_bursts(rows, accounts))
+    steps = engine.frame("classify/steps", zone=STEP_ZONE, session_minutes=SESSION_MINUTES)
+    tests.append(_steps(by_id, steps))
+    tests.extend(probing)
+    order = {t["test"]: i for i, t in enumerate(tests)}
+    for r in rows:  # the probing reasons were given first: list each row's in the tests' order
+        r["reasons"].sort(key=lambda x: order[x["test"]])
+
+    flagged = _flag(rows)
     timing_off = [t["test"] for t in tests[:2] if t["p_value"] is not None and t["p_value"] < ALPHA]
     untested = [t["test"] for t in tests if t["p_value"] is None and t["test"] not in missing]
     if flagged or timing_off:
         verdict = "anomalous"
-        parts = []
-        if flagged:
-            found = sorted({str(x["test"]) for r in rows for x in r["reasons"]})
-            parts.append(f"{len(flagged)} account(s) flagged ({', '.join(found)})")
+        parts = [_flagged_reason(rows, flagged)] if flagged else []
         if timing_off:
             parts.append("timing differs from the baseline (" + ", ".join(timing_off) + ")")
         reason = "; ".join(parts)
@@ -228,10 +244,7 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
         reason = _consistent_reason(tests[:2], untested)
     if untested:
         reason += "; not testable on these counts: " + ", ".join(untested)
-    if missing:
-        reason += "; not testable without their fields: " + ", ".join(
-            f"{test} ({FIELD_TESTS[test]})" for test in missing
-        )
+    reason += _missing_reason(missing)
     result = Classification(
         verdict=verdict,
         flagged_accounts=flagged,
@@ -244,6 +257,63 @@ def classify(engine: SQLEngine, case: Case, exclusions: bool = True) -> Classifi
     )
     _store(engine, result)
     return result
+
+
+def fields_possible(engine: SQLEngine, case: Case) -> bool:
+    """Whether a request of the case may keep a probing field (`PROBE_FIELDS`) in `extra`:
+    ingest writes a mapping's `extra` as an object of exactly its `[extra]` keys (NULL with
+    none; the `canonical` profile keeps the log's own), so none can when every request-log
+    input of the case was loaded with the mapping of a case `[[source]]` (the digest `inputs`
+    records) whose `[extra]` names none of them. Otherwise (a source that keeps the log's own
+    `extra`, an input loaded with another mapping, or one whose mapping was not recorded) the
+    text search of classify/has_fields.sql decides."""
+    keep_none: set[str] = set()
+    for source in case.sources:
+        try:
+            m = (
+                load_mapping(source.mapping, check_sql=False)
+                if source.mapping is not None
+                else profile(str(source.profile))
+            )
+        except ForensicsError:
+            continue  # not readable now: the text search decides
+        engine_log = m.format in ENGINE_FORMATS
+        if not engine_log and not m.keep_extra_column and not PROBE_FIELDS & set(m.extra):
+            keep_none.add(mapping_digest(m))
+    if not keep_none or not engine.table_exists("inputs"):
+        return True
+    inputs = engine.frame("classify/inputs")
+    if "mapping_sha256" not in inputs.columns:
+        return True  # a database from before the digest was recorded
+    unnamed = set(scope.unnamed_inputs(engine))
+    loaded_with = {
+        r["mapping_sha256"]
+        for r in inputs.iter_rows(named=True)
+        if r.get("format") not in ENGINE_FORMATS and r["path"] not in unnamed
+    }
+    return not loaded_with or not loaded_with <= keep_none
+
+
+def _flag(rows: list[dict[str, Any]]) -> list[str]:
+    """Marks each row flagged when a test gave it a reason; the flagged accounts, sorted."""
+    for r in rows:
+        r["flagged"] = bool(r["reasons"])
+    return sorted(r["account_id"] for r in rows if r["reasons"])
+
+
+def _flagged_reason(rows: list[dict[str, Any]], flagged: list[str]) -> str:
+    """`N account(s) flagged (tests)`: the tests that flagged them."""
+    found = sorted({str(x["test"]) for r in rows for x in r["reasons"]})
+    return f"{len(flagged)} account(s) flagged ({', '.join(found)})"
+
+
+def _missing_reason(missing: list[str]) -> str:
+    """The tests not testable for want of their fields in the logs, as a reason's tail."""
+    if not missing:
+        return ""
+    return "; not testable without their fields: " + ", ".join(
+        f"{test} ({FIELD_TESTS[test]})" for test in missing
+    )
 
 
 def _consistent_reason(timing: list[dict[str, Any]], untested: list[str]) -> str:
@@ -281,11 +351,19 @@ def _timing(profile: pl.DataFrame, kind: str) -> dict[str, Any]:
     }
 
 
-def _holm_testable(p: dict[str, float], min_p: dict[str, float]) -> tuple[dict[str, float], int]:
-    """Holm-adjusted p of the accounts whose smallest attainable p is <= ALPHA (Tarone)."""
-    testable = sorted(a for a in p if min_p[a] <= ALPHA)
-    adjusted = stats.holm([p[a] for a in testable])
-    return dict(zip(testable, adjusted, strict=True)), len(testable)
+def _holm_testable(p: dict[str, float], testable: set[str]) -> tuple[dict[str, float], int]:
+    """Holm-adjusted p of the `testable` accounts: those whose smallest attainable p is
+    <= ALPHA (Tarone; `_attainable`, or the test's own smallest p)."""
+    tested = sorted(a for a in p if a in testable)
+    adjusted = stats.holm([p[a] for a in tested])
+    return dict(zip(tested, adjusted, strict=True)), len(tested)
+
+
+def _attainable(ids: list[str], total: int, successes: int, draws: list[int]) -> set[str]:
+    """The accounts of `ids` (with their `draws`) whose smallest attainable one-sided Fisher
+    p is <= ALPHA (`stats.hypergeom_testable_each`)."""
+    flags = stats.hypergeom_testable_each(total, successes, draws, ALPHA)
+    return {a for a, ok in zip(ids, flags, strict=True) if ok}
 
 
 def _family(test: str, adjusted: dict[str, float], tested: int, what: str) -> dict[str, Any]:
@@ -312,8 +390,7 @@ def _volume(rows: list[dict[str, Any]], n_exposed: int, n_baseline: int) -> dict
     ids = [r["account_id"] for r in tested]
     exposed = [r["exposed"] for r in tested]
     p = dict(zip(ids, stats.hypergeom_greater_each(exposed, total, n_exposed, draws), strict=True))
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, n_exposed, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, n_exposed, draws))
     for r in rows:
         a = r["account_id"]
         r["p_value"] = p.get(a)
@@ -349,8 +426,7 @@ def _near_capacity(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ids = [r["account_id"] for r in tested]
     hits = [r["near_capacity"] for r in tested]
     p = dict(zip(ids, stats.hypergeom_greater_each(hits, total, near, draws), strict=True))
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, near, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, near, draws))
     for r in rows:
         a = r["account_id"]
         if a in adjusted and adjusted[a] < ALPHA:
@@ -400,7 +476,7 @@ def _bursts(rows: list[dict[str, Any]], bursts: pl.DataFrame) -> dict[str, Any]:
         pairs = [(int(x["requests"]), int(x["over_capacity"])) for x in b["pairs"] or []]
         p[a], where = stats.binomial_scan_bound(b["windows"], pairs, share)
         info[a] = (share, where)
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, {a for a in p if min_p[a] <= ALPHA})
     for a, adj in adjusted.items():
         if adj < ALPHA:
             r = by_id[a]
@@ -444,7 +520,7 @@ def _steps(by_id: dict[str, dict[str, Any]], steps: pl.DataFrame) -> dict[str, A
         min_p[a] = stats.increasing_run_min_p(sizes)
         p[a] = stats.increasing_run_bound(run, sizes) if run >= 2 else 1.0
         info[a] = {**s, "sessions": len(sizes), "zone": int(s["zone_requests"])}
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, {a for a in p if min_p[a] <= ALPHA})
     for a, adj in adjusted.items():
         if adj < ALPHA:
             s = info[a]
@@ -619,8 +695,7 @@ def _share(
             strict=True,
         )
     )
-    min_p = dict(zip(ids, stats.hypergeom_min_p_each(total, hits, draws), strict=True))
-    adjusted, n_tested = _holm_testable(p, min_p)
+    adjusted, n_tested = _holm_testable(p, _attainable(ids, total, hits, draws))
     for a, adj in sorted(adjusted.items()):
         if adj < ALPHA:
             k, n = counts[a]

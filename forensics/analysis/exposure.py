@@ -95,20 +95,42 @@ def case_tables(case: Case, exclusions: bool = True) -> dict[str, tuple[pl.DataF
     }
 
 
-def load_case_tables(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
+def load_case_tables(
+    engine: SQLEngine,
+    case: Case,
+    exclusions: bool = True,
+    files: scope.SourceFiles = scope.NO_FILES,
+) -> None:
     """(Re)write `case_capacity`, `case_models`, `case_success_status`, `case_exclusions`,
-    and the scope: the views of the records of the case's own inputs (`scope.define_scope`)."""
+    and the scope: the views of the records of the case's own inputs (`scope.define_scope`,
+    moved copies of the sources looked for among `files`)."""
     for table, (frame, order_by) in case_tables(case, exclusions).items():
         engine.write_frame(table, frame, order_by)
-    scope.define_scope(engine, case)
+    scope.define_scope(engine, case, files)
 
 
-def compute_bands(engine: SQLEngine, case: Case, exclusions: bool = True) -> None:
-    """Materialize `engine_lengths` (the engine's own input length of requests whose
-    bootstrap_room the engine logs name: it decides their band), `bands` and the `exposed`
-    view for this case (exclusions on or off)."""
+def capacity_in_force(engine: SQLEngine) -> None:
+    """(Re)materialize `capacity_in_force` (the prefill capacity in force per node, model and
+    time segment: `exposure/capacity_in_force.sql`) and define the view
+    `case_requests_in_force` (each of the case's requests with the capacity in force for it),
+    the one definition the bands and the blast radius read. Needs the case tables and
+    `case_requests` (`load_case_tables`)."""
+    engine.materialize("capacity_in_force", "exposure/capacity_in_force")
+    engine.run("exposure/requests_in_force")
+
+
+def compute_bands(
+    engine: SQLEngine,
+    case: Case,
+    exclusions: bool = True,
+    files: scope.SourceFiles = scope.NO_FILES,
+) -> None:
+    """Materialize `capacity_in_force`, `engine_lengths` (the engine's own input length of
+    requests whose bootstrap_room the engine logs name: it decides their band), `bands` and
+    the `exposed` view for this case (exclusions on or off; `files`: `load_case_tables`)."""
     require_requests(engine)
-    load_case_tables(engine, case, exclusions)
+    load_case_tables(engine, case, exclusions, files)
+    capacity_in_force(engine)
     if all(engine.table_exists(t) for t in ("engine_requests", "engine_aborts")):
         engine.materialize("engine_lengths", "exposure/engine_lengths")
     else:

@@ -8,7 +8,10 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
   request in scope has a prefill `[[capacity]]` entry in force (naming the entries and the
   nodes and times of the requests).
 - `missing_source`: a case `[[source]]` whose files the database's `inputs` do not hold;
-  `changed_source`: one whose file on disk is not the content loaded from its path.
+  `changed_source`: one whose file on disk is not the content loaded from its path. Both,
+  and `define_scope`'s search for moved copies, see the files on disk through `SourceFiles`:
+  the pipeline's, which lists a source's files as ingest reads them and hashes each file
+  once a command.
 - `unmatched`: the warnings for an exclusion account with no request in scope and a
   `[[capacity]]` `nodes` glob matching no node of its role in scope.
 - `define_scope`: the inputs of the case store that no case `[[source]]` names are out of
@@ -19,11 +22,12 @@ id that silently matches nothing (docs: "Evidence and uncertainty").
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fnmatch
 import glob
-import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +186,25 @@ def uncovered_scope(engine: SQLEngine, case: Case) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class SourceFiles:
+    """The files of a case `[[source]]` on disk: `files_of(source)` lists them (none when its
+    path names nothing there), `sha256_of(file)` gives one's sha256. The pipeline's lists them
+    as ingest reads the source and hashes each file at most once a command
+    (`pipeline.source_files`); `NO_FILES` lists none, so inputs are matched to the sources
+    by their paths alone (no moved copy is looked for)."""
+
+    files_of: Callable[[Source], list[Path]]
+    sha256_of: Callable[[Path], str]
+
+
+def _no_hash(file: Path) -> str:
+    raise AssertionError(f"NO_FILES lists no file to hash: {file}")
+
+
+NO_FILES = SourceFiles(lambda source: [], _no_hash)
+
+
 def input_paths(engine: SQLEngine) -> list[tuple[str, str]]:
     """(path, sha256) of every input the case store holds (none without an `inputs` table)."""
     try:
@@ -191,35 +214,26 @@ def input_paths(engine: SQLEngine) -> list[tuple[str, str]]:
         return []
 
 
-def missing_source(
-    case: Case,
-    inputs: list[tuple[str, str]],
-    files_of: Callable[[str], list[Path]],
-    sha256_of: Callable[[Path], str],
-) -> str | None:
+def missing_source(case: Case, inputs: list[tuple[str, str]], files: SourceFiles) -> str | None:
     """The first file (or, when none is on disk, path) of a case `[[source]]` that is not
     among `inputs` ((path, sha256) pairs); None when every source is there. A file counts as
-    there when an input has its path, else its sha256 (a moved or renamed copy);
-    `files_of(source path)` lists a source's files on disk (empty when it names none)."""
+    there when an input has its path, else its sha256 (a moved or renamed copy)."""
     resolved = {_resolved(p) for p, _ in inputs}
     shas = {s for _, s in inputs}
     for source in case.sources:
-        files = files_of(source.path)
-        if not files:
+        on_disk = files.files_of(source)
+        if not on_disk:
             if not any(_belongs(p, source.path) for p, _ in inputs):
                 return source.path
             continue
-        for f in files:
-            if _resolved(str(f)) not in resolved and sha256_of(f) not in shas:
+        for f in on_disk:
+            if _resolved(str(f)) not in resolved and files.sha256_of(f) not in shas:
                 return str(f)
     return None
 
 
 def changed_source(
-    case: Case,
-    inputs: list[tuple[str, str]],
-    files_of: Callable[[str], list[Path]],
-    sha256_of: Callable[[Path], str],
+    case: Case, inputs: list[tuple[str, str]], files: SourceFiles
 ) -> tuple[Source, str, str, list[str]] | None:
     """The first file of a case `[[source]]` whose path is among `inputs` ((path, sha256)
     pairs) but whose content on disk is not what was loaded from that path (a log
@@ -230,11 +244,11 @@ def changed_source(
     for path, sha in inputs:
         loaded.setdefault(_resolved(path), set()).add(sha)
     for source in case.sources:
-        for f in files_of(source.path):
+        for f in files.files_of(source):
             shas = loaded.get(_resolved(str(f)))
             if shas is None:
                 continue
-            now = sha256_of(f)
+            now = files.sha256_of(f)
             if shas != {now}:
                 return source, str(f), now, sorted(shas)
     return None
@@ -303,12 +317,14 @@ def _nodes(engine: SQLEngine, role: Any) -> list[str]:
     return [str(n) for n, _ in engine.frame("scope/nodes", role=str(role)).rows()]
 
 
-def case_inputs(case: Case, inputs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+def case_inputs(
+    case: Case, inputs: list[tuple[str, str]], files: SourceFiles = NO_FILES
+) -> tuple[list[str], list[str]]:
     """(named, unnamed): the paths of `inputs` ((path, sha256) pairs) that a case `[[source]]`
     names, and the others. An input is named when its path is a source's file, lies under its
     folder or matches its glob, or when its sha256 is that of a source's file on disk that no
-    input holds by path (a copy moved or renamed since ingest). A case without `[[source]]`
-    names every input (the case store is its evidence)."""
+    input holds by path (a copy moved or renamed since ingest; a file that cannot be read is
+    none). A case without `[[source]]` names every input (the case store is its evidence)."""
     paths = sorted({p for p, _ in inputs})
     if not case.sources:
         return paths, []
@@ -319,45 +335,18 @@ def case_inputs(case: Case, inputs: list[tuple[str, str]]) -> tuple[list[str], l
         for p, digest in inputs:
             by_sha.setdefault(digest, set()).add(p)
         for source in case.sources:
-            for f in _disk_files(source.path):
-                moved = _sha256(f) if _resolved(str(f)) not in resolved else None
-                if moved is not None:
-                    named |= by_sha.get(moved, set())
+            for f in files.files_of(source):
+                if _resolved(str(f)) not in resolved:
+                    with contextlib.suppress(OSError):  # unreadable: no copy of anything
+                        named |= by_sha.get(files.sha256_of(f), set())
     return sorted(named), [p for p in paths if p not in named]
 
 
-def _disk_files(path: str) -> list[Path]:
-    """The files a source path names on this machine: the file, the files under the folder,
-    or the files its glob matches (none when it names nothing here)."""
-    p = Path(path)
-    try:
-        if p.is_file():
-            return [p]
-        if p.is_dir():
-            return sorted(f for f in p.rglob("*") if f.is_file())
-        if glob.has_magic(path):
-            return sorted(Path(f) for f in glob.glob(path, recursive=True) if Path(f).is_file())
-    except OSError:
-        pass
-    return []
-
-
-def _sha256(path: Path) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def define_scope(engine: SQLEngine, case: Case) -> list[str]:
-    """Store the inputs no case `[[source]]` names (`case_unnamed_inputs`) and define the views
-    of the case's own records (`SCOPED_VIEWS`) over the tables the store holds; returns the
-    unnamed inputs' paths."""
-    _, unnamed = case_inputs(case, input_paths(engine))
+def define_scope(engine: SQLEngine, case: Case, files: SourceFiles = NO_FILES) -> list[str]:
+    """Store the inputs no case `[[source]]` names (`case_unnamed_inputs`; moved copies are
+    looked for among `files`) and define the views of the case's own records
+    (`SCOPED_VIEWS`) over the tables the store holds; returns the unnamed inputs' paths."""
+    _, unnamed = case_inputs(case, input_paths(engine), files)
     frame = pl.DataFrame({"path": unnamed}, schema={"path": pl.String})
     engine.write_frame(UNNAMED_TABLE, frame, "path")
     for table, _, filtered, whole in SCOPED_VIEWS:

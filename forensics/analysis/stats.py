@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -46,6 +46,43 @@ def hypergeom_min_p_each(total: int, successes: int, draws: Sequence[int]) -> li
     """For each n of `draws`, the smallest p `hypergeom_greater` can give for these margins
     (Tarone's testability), in one SciPy call."""
     return hypergeom_greater_each([min(successes, n) for n in draws], total, successes, draws)
+
+
+def hypergeom_testable_each(
+    total: int, successes: int, draws: Sequence[int], alpha: float
+) -> list[bool]:
+    """For each n of `draws`, whether `hypergeom_min_p_each` gives at most `alpha` (Tarone's
+    testability), in the same order. The smallest p is P(X = min(successes, n)), X at most
+    that: its log is taken in closed form (log-gamma, vectorized), and SciPy's tail, the
+    float `hypergeom_min_p_each` compares, is computed only for the draws whose closed form
+    lies too near `alpha` to decide (SciPy's tail is a summation per draw: ~90 ms for 5,000
+    accounts, the closed form 0.3 ms)."""
+    if not draws:
+        return []
+    n = np.asarray(draws, dtype=np.float64)
+    m = np.minimum(float(successes), n)
+    lg = special.gammaln
+    log_p = (
+        lg(successes + 1.0)
+        - lg(m + 1.0)
+        - lg(successes - m + 1.0)
+        + lg(total - successes + 1.0)
+        - lg(n - m + 1.0)
+        - lg(total - successes - (n - m) + 1.0)
+        - lg(total + 1.0)
+        + lg(n + 1.0)
+        + lg(total - n + 1.0)
+    )
+    # the closed form's rounding grows with the size of the log-gamma terms it sums
+    margin = 1e-6 + 1e-12 * float(lg(total + 1.0))
+    limit = math.log(alpha)
+    testable = [bool(v < limit) for v in log_p]
+    near = [i for i, v in enumerate(log_p) if not abs(v - limit) > margin]
+    if near:
+        exact = hypergeom_min_p_each(total, successes, [int(draws[i]) for i in near])
+        for i, p in zip(near, exact, strict=True):
+            testable[i] = p <= alpha
+    return testable
 
 
 def pooled_bins(expected: Sequence[float], min_expected: float) -> list[list[int]]:

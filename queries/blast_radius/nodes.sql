@@ -1,69 +1,28 @@
 -- The blast radius per model and prefill node: every request of the case's logs (any model,
--- any time; `case_requests`: not the inputs the case does not name), with the prefill
+-- any time; the inputs the case does not name left out), with the prefill
 -- capacity in force for it (docs/decisions.md "Blast radius"):
--- - the first [[capacity]] entry in file order with role prefill whose `nodes` glob matches
---   its prefill node (a NULL node matching only "*"), whose `models` glob, if any, matches
---   its model and whose [start, end) holds its ts: what the bands use for the case's models;
+-- - the [[capacity]] entry in force for its prefill node and model at its ts
+--   (`case_requests_in_force`, exposure/requests_in_force.sql): what the bands use;
 -- - for a model not of the case that no entry holds, the engine's own prefill capacity for
 --   its node at its ts (`blast_radius_engine`, from the engine logs; empty without them).
 -- A request is over capacity as the bands judge one, exclusions aside: a success status
 -- (the default where none is logged), prompt >= the capacity's reject_from (else tokens + 1)
 -- and prompt <= the context window. `excluded`: those of an excluded account;
 -- `unknown_capacity`: requests with no capacity in force (any status and size).
-WITH pairs AS (
-    SELECT DISTINCT prefill_node, model FROM case_requests
-),
-node_entries AS (
-    SELECT p.prefill_node, p.model, c.ordinal, c.start_ts, c.end_ts
-    FROM pairs AS p
-    JOIN case_capacity AS c
-      ON c.role = 'prefill'
-     AND (c.nodes = '*' OR p.prefill_node GLOB c.nodes_glob)
-     AND (c.models_glob IS NULL OR p.model GLOB c.models_glob)
-),
-edges AS (
-    SELECT prefill_node, model, start_ts AS edge FROM node_entries WHERE start_ts IS NOT NULL
-    UNION
-    SELECT prefill_node, model, end_ts AS edge FROM node_entries WHERE end_ts IS NOT NULL
-),
-segments AS (
-    SELECT
-        prefill_node,
-        model,
-        edge AS seg_start,
-        lead(edge) OVER (PARTITION BY prefill_node, model ORDER BY edge) AS seg_end
-    FROM edges
-),
-first_match AS (
-    SELECT g.prefill_node, g.model, g.seg_start, g.seg_end, min(e.ordinal) AS ordinal
-    FROM segments AS g
-    JOIN node_entries AS e
-      ON e.prefill_node IS NOT DISTINCT FROM g.prefill_node
-     AND e.model = g.model
-     AND e.start_ts <= g.seg_start
-     AND (e.end_ts IS NULL OR (g.seg_end IS NOT NULL AND g.seg_end <= e.end_ts))
-    GROUP BY g.prefill_node, g.model, g.seg_start, g.seg_end
-),
-judged AS (
+WITH judged AS (
     SELECT
         r.model,
         r.prefill_node,
         r.ts,
         r.prompt_tokens,
         CASE
-            WHEN c.ordinal IS NOT NULL THEN coalesce(c.reject_from, c.tokens + 1)
+            WHEN r.capacity IS NOT NULL THEN r.over_from
             WHEN m.model IS NULL THEN coalesce(e.reject_from, e.tokens + 1)
         END AS over_from,
         coalesce(r.status, $default_status) IN (SELECT status FROM case_success_status)
             AS delivered,
         x.account_id IS NOT NULL AS excluded
-    FROM case_requests AS r
-    LEFT JOIN first_match AS f
-      ON f.prefill_node IS NOT DISTINCT FROM r.prefill_node
-     AND f.model = r.model
-     AND r.ts >= f.seg_start
-     AND (f.seg_end IS NULL OR r.ts < f.seg_end)
-    LEFT JOIN case_capacity AS c ON c.ordinal = f.ordinal
+    FROM case_requests_in_force AS r
     LEFT JOIN (SELECT DISTINCT model FROM case_models) AS m ON m.model = r.model
     LEFT JOIN blast_radius_engine AS e
       ON e.node = r.prefill_node

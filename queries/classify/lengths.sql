@@ -3,7 +3,8 @@
 -- request_id); a request is an echo when it and the one before it of the same account were
 -- both delivered (a success status, the default where none is logged: a retry after an
 -- error is not an echo), at most $echo_seconds apart, with prompts at most $echo_tokens
--- tokens apart.
+-- tokens apart. (The gap is compared as `prev_ts >= ts - interval`: subtracting two times
+-- makes an interval per row, whose comparison costs several times the rest of the query.)
 --   requests       the account's requests in scope
 --   length_echoes  of them, echoes
 WITH stream AS (
@@ -32,7 +33,7 @@ SELECT
     count(*) FILTER (
         WHERE delivered
           AND prev_delivered
-          AND ts - prev_ts <= to_seconds($echo_seconds)
+          AND prev_ts >= ts - to_seconds($echo_seconds)
           AND abs(prompt_tokens - prev_prompt) <= $echo_tokens
     ) AS length_echoes
 FROM lagged
