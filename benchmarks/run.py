@@ -106,11 +106,6 @@ RSS_FROM = 20_000_000
 # the stages of `forensics run`, in the order it runs them (see stage_of)
 STAGES = ("ingest", "analyze", "notify", "report", "chart export", "parquet export", "other")
 FILE_RECORDS = 100  # records per file of the many-files case
-# Kept until the end: the folders of many small files the steps write (notify's notices,
-# run's outputs, the bare files) stay under --data-dir/work until the benchmark ends.
-# Deleting thousands of files makes creating files slow for a minute or more afterwards on a
-# file system without a journal (ext4 then keeps recently freed inodes from reuse and scans
-# past each of them): a clean-up of the benchmark's own would slow the next timed step.
 
 
 # --- steps (run in a child process: `run.py --step NAME --params JSON`) ---------------------
@@ -170,8 +165,7 @@ def step_toolkit_notify(case: str, db: str, out: str) -> dict:
 
 def step_bare_files(folder: str, count: int, size: int) -> dict:
     """The floor under notify's files: `count` new files of `size` bytes each written into a
-    fresh folder on the same file system (one open, write, close each), kept until the
-    end (see "Kept until the end")."""
+    fresh folder on the same file system (one open, write, close each), then removed."""
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     data = b"x" * size
@@ -180,6 +174,7 @@ def step_bare_files(folder: str, count: int, size: int) -> dict:
         with open(os.path.join(folder, f"{i:09d}"), "wb") as f:
             f.write(data)
     seconds = time.perf_counter() - t0
+    shutil.rmtree(folder, ignore_errors=True)
     return {"seconds": seconds, "files": count}
 
 
@@ -263,6 +258,7 @@ def step_toolkit_run(case: str, out: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     result = pipeline.run(case, out, progress=times)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    shutil.rmtree(out, ignore_errors=True)
     return {
         "seconds": seconds,
         "steps_s": {k: round(v, 3) for k, v in times.wall.items()},
@@ -625,7 +621,7 @@ def bench_notify(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
         bare.append(
             run_step(
                 "bare_files",
-                folder=str(work / f"bare-files-{size}-{i}"),
+                folder=str(work / f"bare-files-{size}"),
                 count=files,
                 size=max(1, runs[-1]["bytes"] // max(1, files)),
             )
@@ -646,11 +642,7 @@ def bench_run(case: Path, truth: dict, size: int, fmt: str, repeats: int, work: 
     for i in range(repeats):
         print(f"  forensics run {fmt} {size:,} repeat {i + 1}", flush=True)
         runs.append(
-            run_step(
-                "toolkit_run",
-                case=str(case / "incident.toml"),
-                out=str(work / f"run-out-{fmt}-{size}-{i}"),
-            )
+            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / "run-out"))
         )
 
     def medians(key: str) -> dict[str, float]:
@@ -741,7 +733,8 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
     row["notify"]["ratio_vs_analyze"] = (
         row["notify"]["toolkit"]["median_wall_s"] / row["analyze"]["toolkit"]["median_wall_s"]
     )
-    _unlink_db(pq_db)  # out-SIZE stays: see "Kept until the end"
+    _unlink_db(pq_db)
+    shutil.rmtree(work / f"out-{size}", ignore_errors=True)
     if size in args.run_sizes:
         row["run"] = bench_run(pq_case, truth, size, "parquet", repeats, work)
     row["correctness"] = check(row, truth)
