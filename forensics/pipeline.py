@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from . import engines, ingest, scratch
 from .analysis import (
     assumptions,
     blast_radius,
-    classify,
     coverage,
     evidence,
     exposure,
@@ -50,7 +49,6 @@ from .mapping import ENGINE_FORMATS
 from .progress import SILENT, Progress, step
 from .render import capacity_entries
 from .render import notify as notify_lists
-from .render import report as report_page
 from .render.notify import NotifyResult
 from .schema import InputStats
 
@@ -148,6 +146,8 @@ def summarize(
 ) -> tuple[dict[str, Any], list[str]]:
     """The analysis steps after the bands (data owners, classification, engine evidence) and
     the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
+    from .analysis import classify  # SciPy: imported where a step classifies, not by notify
+
     with step(progress, "analyze: data owners"):
         attribution = owners.attribute(eng, case)
     with step(progress, "analyze: usage classification"):
@@ -281,6 +281,7 @@ def publish(
     *,
     db: Path | None = None,
     close: Callable[[], None] | None = None,
+    hashes: Mapping[str, tuple[int, str]] | None = None,
 ) -> tuple[list[Path], list[str]]:
     """Move what the steps wrote into the staging folder `work` (`written`: step -> its
     files, or folders standing for the files under them) into `out` as one analysis, with
@@ -288,21 +289,24 @@ def publish(
     step written now, are deleted first (journaled: a killed publish is undone by the next),
     those of this analysis' other steps stay and are hashed again. Files the manifest does not
     list are not the toolkit's and stay, in every folder; so does a case database or store
-    (`db`, when inside `out`, is listed: it holds this analysis). Returns (the paths in `out`
-    of what was published, manifest.json last; a warning naming files of an earlier analysis
-    removed and not written again): the paths are those of `written`, in its order, as in
-    `out`. `close` (e.g. closing the database staged in `work`) is
-    called once the manifest is built, before anything moves."""
+    (`db`, when inside `out`, is listed: it holds this analysis). `hashes` (path as written ->
+    (size, sha256)) are listed as they are, those files not read again. Returns (the paths in
+    `out` of what was published, manifest.json last; a warning naming files of an earlier
+    analysis removed and not written again): the paths are those of `written`, in its order,
+    as in `out`. `close` (e.g. closing the database staged in `work`) is called once the
+    manifest is built, before anything moves."""
+    hashes = hashes or {}
     prefix = f"{work}{os.sep}"
-    staged = {
-        # thousands of notices: their paths as strings, not Path.relative_to each
-        (str(f)[len(prefix) :] if str(f).startswith(prefix) else str(f.relative_to(work))).replace(
-            os.sep, "/"
-        ): name
+    # thousands of notices: their paths as strings (no Path each)
+    sources = {
+        (
+            f[len(prefix) :] if f.startswith(prefix) else Path(f).relative_to(work).as_posix()
+        ).replace(os.sep, "/"): (f, name)
         for name, paths in written.items()
         for p in paths
         for f in integrity.files_under(p)
     }
+    staged = {rel: name for rel, (_, name) in sources.items()}
     units = {p.relative_to(work).as_posix(): "ingest" for p in _stores(work)}
     for unit in units:
         staged = {k: v for k, v in staged.items() if not k.startswith(f"{unit}/")}
@@ -322,15 +326,17 @@ def publish(
         removed = {
             rel: by for rel, by in previous.items() if rel not in kept and not _is_store(rel)
         }
+        stays = [integrity.Output(rel, out / rel, by) for rel, by in kept.items()]
         outputs = [
-            *(integrity.Output(rel, work / rel, by) for rel, by in staged.items()),
+            *(
+                integrity.Output(rel, sources[rel][0], by, hashes.get(sources[rel][0]))
+                for rel, by in staged.items()
+            ),
             *(integrity.Output(f"{rel}/", work / rel, by) for rel, by in units.items()),
-            *(integrity.Output(rel, out / rel, by) for rel, by in kept.items()),
+            *stays,
         ]
         (work / MANIFEST).write_bytes(integrity.manifest(eng, case, outputs))
-        fallback = integrity.manifest(
-            eng, case, [o for o in outputs if o.source.is_relative_to(out)]
-        )
+        fallback = integrity.manifest(eng, case, stays)
         companions = [f"{rel}.wal" for rel in staged if rel.endswith(".duckdb")]
         if close is not None:
             close()
@@ -450,7 +456,7 @@ def notify(
             with step(progress, "notify: notification lists"):
                 result = notify_lists.write_lists(eng, case, work, summary)
             result.paths, removed = publish(
-                eng, case, work, out, {"notify": result.paths}, db=Path(db)
+                eng, case, work, out, {"notify": result.paths}, db=Path(db), hashes=result.hashes
             )
     result.warnings.extend(removed)
     if summary is None:
@@ -472,6 +478,8 @@ def report(
     """`forensics report`: report.html and the timeline charts (needs a prior analyze of this
     case file, on the database's current inputs, that wrote out/summary.json; refused
     otherwise)."""
+    from .render import report as report_page  # Altair: imported where a report is drawn
+
     case = load_case(case_path)
     out = out_folder(out)
     with engines.connect(engine, db, EngineOptions(spark_master=spark_master)) as eng:
@@ -615,6 +623,8 @@ def run(
     written into a scratch folder beside `out` and moved into `out` at the end: a failed run
     leaves `out` as it was. `allow_empty` accepts an input that loads no record and a scope
     with no request."""
+    from .render import report as report_page  # Altair: imported where a report is drawn
+
     chosen = engines.kind(engine)
     case = load_case(case_path)
     if not case.sources:
@@ -654,7 +664,9 @@ def run(
             }
             # the databases close (their last writes land) before their files move
             # run writes every step: what it removed of an earlier analysis needs no re-run
-            result.paths, _ = publish(analysis, case, work, out, written, close=engines_open.close)
+            result.paths, _ = publish(
+                analysis, case, work, out, written, close=engines_open.close, hashes=lists.hashes
+            )
     result.out = out
     return result
 

@@ -124,27 +124,40 @@ def move_in(
 ) -> None:
     """Move the entries staged in folder `work` into `out` as one unit; the caller holds
     `publishing(out)`. Files are moved one by one to the same relative path (other files of
-    `out` and of its folders stay), the folders named in `units` whole, `last` (e.g. the
-    manifest) at the end. First a journal in `out` names every path this may delete or
+    `out` and of its folders stay), the folders named in `units` whole, and so a folder that
+    `out` does not have (after the deletions: one rename for thousands of notices), `last`
+    (e.g. the manifest) at the end. First a journal in `out` names every path this may delete or
     create; then `remove_paths` (relative to `out`) and whatever the staged entries replace
     are deleted, then the entries moved in: `out` never shows an old file beside a new one.
     A publish killed midway is undone by the next `recover` (one that fails, at once): the
     journal's paths deleted, and `restore` (relative path -> bytes, or None to delete)
     written, e.g. the manifest of the files that stay. `work` is removed."""
     units = set(units)
-    staged = _staged(work, units)
+    staged, bare = _staged(work, units)
     placed = [*staged, *(f"{u}/" for u in sorted(units) if (work / u).is_dir())]
     paths = sorted({*remove_paths, *(p.rstrip("/") for p in placed)})
     journal = _write_journal(out, {"paths": paths, "restore": _text(restore or {})})
     try:
         _fault("journal")
+        there: dict[str, bool] = {}  # whether `out` has the folder (nothing to delete if not)
         for rel in paths:
+            parent = os.path.dirname(rel)
+            if parent and parent not in there:
+                there[parent] = os.path.isdir(os.path.join(out, parent))
+            if parent and not there[parent]:
+                continue
             if rel != last and _delete(out, rel):
                 _fault("remove")
         _prune(out, paths)
+        whole = _new_folders(out, staged, bare)
+        for folder in whole:  # a folder `out` lacks moves in whole: one rename, not one a file
+            (out / folder).parent.mkdir(parents=True, exist_ok=True)
+            _move(os.path.join(work, folder), os.path.join(out, folder))
+            _fault("move")
         made: set[str] = set()  # folders made (or found) in `out`: one mkdir per folder
+        inside = tuple(f"{folder}/" for folder in whole)
         for rel in [*(u for u in sorted(units) if (work / u).is_dir()), *staged]:
-            if rel == last:
+            if rel == last or (inside and rel.startswith(inside)):
                 continue
             parent = os.path.dirname(rel)
             if parent not in made:
@@ -166,17 +179,47 @@ def move_in(
     remove(work)
 
 
-def _staged(work: Path, units: set[str]) -> list[str]:
-    """The files under `work` (relative, POSIX), those of the `units` folders aside."""
+def _staged(work: Path, units: set[str]) -> tuple[list[str], set[str]]:
+    """The files under `work` (relative, POSIX), those of the `units` folders aside; and the
+    folders under `work` with no file under them (they are not published)."""
     found: list[str] = []
+    folders: set[str] = set()
+    holding: set[str] = set()  # the folders with a file of their own
     for folder, dirs, files in os.walk(work):
         rel = os.path.relpath(folder, work).replace(os.sep, "/")
         if rel == ".":
             dirs[:] = [d for d in dirs if d not in units]
             found.extend(f for f in files if f not in units)
         else:
+            folders.add(rel)
             found.extend(f"{rel}/{f}" for f in files)
-    return sorted(found)
+            if files:
+                holding.add(rel)
+    filled = {p for rel in holding for p in (rel, *_parents(rel))}
+    return sorted(found), folders - filled
+
+
+def _parents(rel: str) -> Iterator[str]:
+    """The folders of a relative path, innermost first (`a/b/c` -> `a/b`, `a`)."""
+    parent = os.path.dirname(rel)
+    while parent:
+        yield parent
+        parent = os.path.dirname(parent)
+
+
+def _new_folders(out: Path, staged: list[str], bare: set[str]) -> list[str]:
+    """The outermost folders of the staged files that `out` does not have: each can move in
+    whole (everything under it is staged, and it holds no folder without a file)."""
+    holding = {os.path.dirname(rel) for rel in staged} - {""}  # thousands of files, few folders
+    folders = sorted({p for d in holding for p in (d, *_parents(d))}, key=lambda f: f.count("/"))
+    held = {p for b in bare for p in (b, *_parents(b))}
+    whole: list[str] = []
+    for folder in folders:
+        if folder in held or any(folder.startswith(f"{w}/") for w in whole):
+            continue
+        if not os.path.lexists(os.path.join(out, folder)):
+            whole.append(folder)
+    return whole
 
 
 def _write_journal(out: Path, body: dict[str, object]) -> Path:

@@ -184,11 +184,13 @@ class Output:
     """One file (or a folder kept whole, such as a Parquet case store) of an analysis'
     outputs: its `path` relative to the output folder, where its bytes are now (`source`: the
     staging folder, or the output folder for a file kept) and the step that wrote it
-    (`analyze`, `notify`, `report`, `ingest`)."""
+    (`analyze`, `notify`, `report`, `ingest`); `digest`: its (size, sha256) when the step
+    took them as it wrote the file (it is not read again)."""
 
     path: str
-    source: Path
+    source: str | Path
     written_by: str
+    digest: tuple[int, str] | None = None
 
 
 def analysis_id(engine: SQLEngine) -> str:
@@ -223,16 +225,18 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     now; all of the analysis now in the case database (`analysis_id`)."""
     files, not_hashed = [], []
     for output in sorted(outputs, key=lambda o: o.path):
-        reason = (
-            NOT_HASHED["/"]
-            if output.path.endswith("/") or output.source.is_dir()
-            else NOT_HASHED.get(os.path.splitext(output.path)[1])
-        )
         entry = {"path": output.path, "written_by": output.written_by}
+        reason = NOT_HASHED.get(os.path.splitext(output.path)[1])
+        if output.digest is not None and reason is None:
+            size, sha = output.digest
+            files.append({**entry, "bytes": size, "sha256": sha})
+            continue
+        if output.path.endswith("/") or os.path.isdir(output.source):
+            reason = NOT_HASHED["/"]
         if reason is not None:
             not_hashed.append({**entry, "reason": reason})
         else:
-            files.append({**entry, **_file_hash(output.source)})
+            files.append({**entry, **_file_hash(Path(output.source))})
     _, inputs = ingest_figures(engine, case.folder)
     record = stored(engine)
     body = {
@@ -251,19 +255,49 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
         "analysis": dict(sorted(record.items())),
         "tool": versions(),
     }
-    return (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    return (_dumps(body) + "\n").encode()
 
 
-def files_under(path: Path) -> list[Path]:
-    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted."""
-    if not path.is_dir():
-        return [path]
-    found = [
-        os.path.join(folder, name)
-        for folder, _, files in os.walk(path)  # strings: thousands of notices, no Path each
-        for name in files
-    ]
-    return [Path(f) for f in sorted(found, key=lambda f: f.split(os.sep))]
+_ROWS = "\ue000files\ue001"  # where `_dumps` puts the files (a value no path holds)
+
+
+def _dumps(body: dict[str, Any]) -> str:
+    """`json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)`, its `files` (flat
+    rows of text and whole numbers: thousands of notices) written row by row, as the
+    indenting encoder (Python, not C) would write them."""
+    files = body["files"]
+    whole = json.dumps(body | {"files": _ROWS}, sort_keys=True, indent=2, ensure_ascii=False)
+    quote = json.encoder.encode_basestring
+    mark = f'"files": {quote(_ROWS)}'
+    if (
+        not files
+        or whole.count(mark) != 1
+        or not all(row and all(type(v) in (str, int) for v in row.values()) for row in files)
+    ):
+        return json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+    rows = ",\n".join(
+        "    {\n"
+        + ",\n".join(
+            f"      {quote(k)}: {quote(v) if type(v) is str else int.__repr__(v)}"
+            for k, v in sorted(row.items())
+        )
+        + "\n    }"
+        for row in files
+    )
+    return whole.replace(mark, f'"files": [\n{rows}\n  ]')
+
+
+def files_under(path: str | Path) -> list[str]:
+    """`path`, or every file under it when it is a folder (e.g. notify/notices/), sorted; as
+    strings (thousands of notices: no Path each)."""
+    if not os.path.isdir(path):
+        return [str(path)]
+    walked = list(os.walk(path))
+    if len(walked) == 1:  # no subfolder (a notice folder): the names' order is the paths'
+        folder, _, files = walked[0]
+        return [os.path.join(folder, name) for name in sorted(files)]
+    found = [os.path.join(folder, name) for folder, _, files in walked for name in files]
+    return sorted(found, key=lambda f: f.split(os.sep))
 
 
 def _file_hash(path: Path) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import binascii
 import hashlib
 import html
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email import policy as email_policy
@@ -37,7 +36,6 @@ _SENTINEL = {
     "Message-ID": "<id@sentinel.invalid>",
 }
 _TEXT, _HTML = "text-sentinel", "html-sentinel"
-_B64_LINE = re.compile(rb".{1,76}")
 
 
 def addresses(values: Sequence[str | None]) -> tuple[list[str], list[str]]:
@@ -170,9 +168,13 @@ def _header(name: str, value: str) -> bytes:
 def _body(text: str) -> bytes:
     """A text part's body as the package encodes it: UTF-8, CRLF line ends, base64 in lines
     of 76 characters (57 bytes each), each ending CRLF."""
-    lines = text.encode("utf-8", "surrogateescape").splitlines()
-    encoded = binascii.b2a_base64(b"\r\n".join(lines) + b"\r\n", newline=False)
-    return b"\r\n".join(_B64_LINE.findall(encoded)) + b"\r\n"
+    data = text.encode("utf-8", "surrogateescape")
+    if b"\r" in data:  # line ends of every kind: as `splitlines` finds them
+        data = b"\r\n".join(data.splitlines()) + b"\r\n"
+    else:  # only LF (a notice): the same lines, a last one ended
+        data = (data if data.endswith(b"\n") else data + b"\n").replace(b"\n", b"\r\n")
+    encoded = binascii.b2a_base64(data, newline=False)
+    return b"\r\n".join([encoded[i : i + 76] for i in range(0, len(encoded), 76)]) + b"\r\n"
 
 
 def html_document(title: str, body: str) -> str:

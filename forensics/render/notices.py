@@ -308,7 +308,7 @@ class Template:
     def __init__(self, path: Path | None, bundled: str, where: str | None = None):
         self.name = str(path) if path is not None else bundled
         self._values: list[Any] = []
-        self._forms: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._forms: OrderedDict[str, _Shape] = OrderedDict()
         if path is None:
             # the bundled templates are ours: no sandbox (its check of every attribute a
             # template reads was about a fifth of rendering 21,000 notices)
@@ -347,21 +347,13 @@ class Template:
         self._values = []
         skeleton = self._render(context).rstrip("\n") + "\n"
         values = self._values
-        forms = self._forms.get(skeleton)
-        if forms is None:
-            forms = (to_html(skeleton), to_text(skeleton) + "\n")
-            self._forms[skeleton] = forms
+        shape = self._forms.get(skeleton)
+        if shape is None:
+            shape = _Shape(skeleton)
+            self._forms[skeleton] = shape
             if len(self._forms) > SKELETONS:
                 self._forms.popitem(last=False)
-        forms_of = [_forms(v) for v in values]
-        html_skeleton = _HTML_SLOT_ALONE.sub(
-            lambda m: _alone(values[int(m.group(1))], m.group()), forms[0]
-        )
-        return Rendered(
-            _SLOT.sub(lambda m: forms_of[int(m.group(1))][0], skeleton),
-            _SLOT.sub(lambda m: forms_of[int(m.group(1))][1], forms[1]),
-            _SLOT.sub(lambda m: forms_of[int(m.group(1))][2], html_skeleton),
-        )
+        return shape.fill(values, [_forms(v) for v in values])
 
     def _render(self, context: Mapping[str, Any]) -> str:
         try:
@@ -405,6 +397,82 @@ class Template:
         if any(True for _ in jinja2.meta.find_referenced_templates(tree)):
             return None
         return set(jinja2.meta.find_undeclared_variables(tree))
+
+
+class _Shape:
+    """A skeleton (a notice rendered with a slot for each value) in its three forms, cut
+    once at its slots: a notice of this shape is its values' forms joined between the
+    pieces. A value the HTML shows as a paragraph of its own (`<p>slot</p>`) is a block's
+    HTML as it is, any other value's HTML in that paragraph."""
+
+    def __init__(self, skeleton: str) -> None:
+        self.html = to_html(skeleton)
+        self.text = to_text(skeleton) + "\n"
+        self.md_cut = _cut(skeleton)
+        self.text_cut = _cut(self.text)
+        # each HTML slot: (index, alone in its paragraph)
+        literals: list[str] = []
+        slots: list[tuple[int, bool]] = []
+        parts = _HTML_SLOT_ALONE.split(self.html)
+        for at, part in enumerate(parts):
+            if at % 2:
+                slots.append((int(part), True))
+                continue
+            inner, inner_slots = _cut(part)
+            literals.append(inner[0])
+            for index, text in zip(inner_slots, inner[1:], strict=True):
+                slots.append((index, False))
+                literals.append(text)
+        self.html_cut = (literals, slots)
+        # markers the cut did not take as slots (only a case file's own template could hold
+        # them): the two-pass substitution decides, as it always did
+        rest = _SLOT.sub("", self.html)
+        self.plain = _OPEN not in rest and _CLOSE not in rest
+
+    def fill(self, values: list[Any], forms_of: list[tuple[str, str, str]]) -> Rendered:
+        """The notice of these values (`forms_of`: each value's forms, `_forms`)."""
+        return Rendered(
+            _fill(self.md_cut, [forms_of[i][0] for i in self.md_cut[1]]),
+            _fill(self.text_cut, [forms_of[i][1] for i in self.text_cut[1]]),
+            self._html(values, forms_of),
+        )
+
+    def _html(self, values: list[Any], forms_of: list[tuple[str, str, str]]) -> str:
+        literals, slots = self.html_cut
+        filled: list[str] = []
+        for index, alone in slots:
+            if not alone:
+                filled.append(forms_of[index][2])
+                continue
+            value = values[index]
+            if not isinstance(value, Block):
+                filled.append(f"<p>{forms_of[index][2]}</p>\n")
+            elif self.plain and _OPEN not in value.html and _CLOSE not in value.html:
+                filled.append(value.html)
+            else:  # a block holding a marker: substituted as before, in two passes
+                skeleton = _HTML_SLOT_ALONE.sub(
+                    lambda m: _alone(values[int(m.group(1))], m.group()), self.html
+                )
+                return _SLOT.sub(lambda m: forms_of[int(m.group(1))][2], skeleton)
+        out = [""] * (2 * len(literals) - 1)
+        out[0::2] = literals
+        out[1::2] = filled
+        return "".join(out)
+
+
+def _cut(text: str) -> tuple[list[str], list[int]]:
+    """`text` cut at its slots: (the texts around them, the slots' indexes)."""
+    parts = _SLOT.split(text)
+    return parts[0::2], [int(p) for p in parts[1::2]]
+
+
+def _fill(cut: tuple[list[str], list[int]], filled: list[str]) -> str:
+    """The texts of `cut` with `filled` between them."""
+    literals = cut[0]
+    out = [""] * (2 * len(literals) - 1)
+    out[0::2] = literals
+    out[1::2] = filled
+    return "".join(out)
 
 
 def _forms(value: Any) -> tuple[str, str, str]:

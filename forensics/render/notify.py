@@ -24,11 +24,16 @@ and orders the columns the writer writes and writes README.md, so the two cannot
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import hashlib
 import io
 import os
-from collections.abc import Mapping
+import pickle
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +45,7 @@ from ..engines import SQLEngine
 from ..errors import AnalysisError, InputError, command, decode_utf8
 from ..formats import iso, printable, write_csv
 from ..schema import clean_id
-from . import incident, messages, notices
+from . import incident, messages, notices, writer
 from .notices import Block, Markdown, md
 
 MAX_IDS_IN_WARNING = 10
@@ -48,6 +53,9 @@ UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
+RENDERERS = 2  # pages of notices rendered at once (`_Renderers`)
+# pages rendered in forked processes (Linux; macOS forbids forking a process with threads)
+FORK_RENDERERS = hasattr(os, "fork") and sys.platform.startswith("linux")
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -212,10 +220,13 @@ NO_CONTACT = ListFile(
 
 @dataclass
 class NotifyResult:
-    """The files (and notice folders) written and the warnings to show."""
+    """The files (and notice folders) written and the warnings to show; `hashes`: the size and
+    sha256 of each notice and message file (by its path), taken as it was written, so the
+    manifest lists them without reading them back."""
 
     paths: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    hashes: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 def load_accounts(engine: SQLEngine, case: Case) -> list[str]:
@@ -373,6 +384,7 @@ def write_lists(
         address_columns,
     )
     result.warnings.extend(written.warnings)
+    result.hashes = written.hashes
     # the notice folders, not each of their (possibly thousands of) files: index.csv lists them
     result.paths.extend(
         p for p in (folder / NOTICES / MD_FOLDER, folder / NOTICES / EML_FOLDER) if p.is_dir()
@@ -538,11 +550,13 @@ def _template(case: Case) -> notices.Template:
 
 @dataclass
 class Written:
-    """What `_write_notices` wrote: the rows of index.csv and no_contact.csv, warnings."""
+    """What `_write_notices` wrote: the rows of index.csv and no_contact.csv, warnings, and
+    each file's size and sha256 (`NotifyResult.hashes`)."""
 
     index: pl.DataFrame
     no_contact: pl.DataFrame
     warnings: list[str]
+    hashes: dict[str, tuple[int, str]]
 
 
 def _write_notices(
@@ -566,59 +580,47 @@ def _write_notices(
     shown = _shown_ids(engine)
     composer = _composer(case)
     shared = notices.case_context(case, "customer")
-    index: list[tuple[str, str, str, str, str, str, str]] = []
-    no_contact: list[tuple[str, str, str, str]] = []
-    bad_addresses: list[str] = []
-    taken: dict[str, str] = {}
     md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     if accounts.height:
         md_dir.mkdir(parents=True, exist_ok=True)
-    for (page,), rows in accounts.group_by("page", maintain_order=True):
-        items = _page_items(engine, int(page), rows, uncertain, shown, template)
-        for row in rows.iter_rows(named=True):
-            account = row["account_id"]
-            name = notices.notice_file_name(account, ".md")
-            if name.lower() in taken:  # a 64-bit hash prefix collision: never seen
-                raise RuntimeError(f"notice file name {name} for two accounts")
-            taken[name.lower()] = account
-            ref = messages.reference(case, account)
-            context = _context(shared, row, ref, items)
-            rendered = template.render(context)
-            data = rendered.md.encode("utf-8")
-            _write(md_dir, name, data)
-            roles = row["roles"]
-            to, bad = messages.addresses([row[c] for c in address_columns])
-            if bad:
-                bad_addresses.append(account)
-            eml = ""
-            if not to:
-                no_contact.append(
-                    (
-                        account,
-                        roles,
-                        f"{MD_FOLDER}/{name}",
-                        _no_address(case, row, address_columns, bad),
-                    )
-                )
-            elif composer is not None:
-                subject = SUBJECT.format(reference=ref)
-                body = messages.html_document(subject, rendered.html)
-                message = composer.message(
-                    to,
-                    subject,
-                    composer.message_id(ref, "\n".join([*to, rendered.text])),
-                    rendered.text,
-                    body,
-                )
-                eml_name = notices.notice_file_name(account, ".eml")
-                if not eml_dir.is_dir():
-                    eml_dir.mkdir(parents=True)
-                _write(eml_dir, eml_name, message)
-                eml = f"{EML_FOLDER}/{eml_name}"
-            digest = hashlib.sha256(data).hexdigest()
-            index.append(
-                (account, roles, row["tier"] or "", ref, f"{MD_FOLDER}/{name}", eml, digest)
-            )
+    if accounts.height and composer is not None:
+        eml_dir.mkdir(parents=True, exist_ok=True)
+    job = _Job(case, shared, template, composer, address_columns, md_dir, eml_dir)
+    pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
+
+    def read(at: int) -> _PageItems:
+        return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
+
+    done: list[_Page] = []
+    # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
+    # rendered; only that thread uses the engine meanwhile (a forked renderer never does)
+    with ThreadPoolExecutor(max_workers=1) as reader, _Renderers(job) as renderers:
+        ahead = reader.submit(read, 0) if pages else None
+        for at, (_, rows) in enumerate(pages):
+            assert ahead is not None
+            items = ahead.result()
+            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+            done.extend(renderers.render(rows.to_dicts(), items))
+        done.extend(renderers.finish())
+    taken: dict[str, str] = {}
+    for page in done:
+        for row in page.index:
+            name = row[4].lower()
+            if name in taken:  # a 64-bit hash prefix collision: never seen
+                raise RuntimeError(f"notice file name {row[4]} for two accounts")
+            taken[name] = row[0]
+    hashes = {path: digest for page in done for path, digest in page.hashes.items()}
+    md_base = f"{md_dir}{os.sep}"
+    index = [
+        (a, roles, tier, ref, f"{MD_FOLDER}/{name}", eml, hashes[md_base + name][1])
+        for page in done
+        for a, roles, tier, ref, name, eml, _ in page.index
+    ]
+    no_contact = [row for page in done for row in page.no_contact]
+    bad_addresses = [account for page in done for account in page.bad_addresses]
+    emls = sum(page.emls for page in done)
+    if not emls and eml_dir.is_dir() and not any(os.scandir(eml_dir)):
+        eml_dir.rmdir()  # every notified account without an address: no message folder
     warnings = []
     if composer is None and accounts.height:
         warnings.append(
@@ -643,7 +645,173 @@ def _write_notices(
         ),
         pl.DataFrame(no_contact, schema={c: pl.String for c in NO_CONTACT.columns}, orient="row"),
         warnings,
+        hashes,
     )
+
+
+@dataclass
+class _Job:
+    """What rendering a page of notices needs besides the page (`_render_page`)."""
+
+    case: Case
+    shared: Mapping[str, Any]
+    template: notices.Template
+    composer: messages.Composer | None
+    address_columns: list[str]
+    md_dir: Path
+    eml_dir: Path
+
+
+@dataclass
+class _Page:
+    """A page of notices rendered: rows of index.csv (sha256 left empty: in `hashes`, by
+    path) and no_contact.csv, accounts with a bad address, messages written, and each file's
+    (size, sha256)."""
+
+    index: list[tuple[str, str, str, str, str, str, str]] = field(default_factory=list)
+    no_contact: list[tuple[str, str, str, str]] = field(default_factory=list)
+    bad_addresses: list[str] = field(default_factory=list)
+    emls: int = 0
+    hashes: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
+def _render_page(
+    job: _Job, rows: list[dict[str, Any]], items: _PageItems, write: Callable[[str, bytes], None]
+) -> _Page:
+    """Render the notices (and messages) of a page's accounts, each file handed to `write`."""
+    case, template, composer, address_columns = (
+        job.case,
+        job.template,
+        job.composer,
+        job.address_columns,
+    )
+    md_base, eml_base = f"{job.md_dir}{os.sep}", f"{job.eml_dir}{os.sep}"
+    page = _Page()
+    for row in rows:
+        account = row["account_id"]
+        stem = notices.notice_file_name(account, "")
+        name = f"{stem}.md"
+        ref = messages.reference(case, account)
+        context = _context(job.shared, row, ref, items)
+        rendered = template.render(context)
+        write(md_base + name, rendered.md.encode("utf-8"))
+        roles = row["roles"]
+        to, bad = messages.addresses([row[c] for c in address_columns])
+        if bad:
+            page.bad_addresses.append(account)
+        eml = ""
+        if not to:
+            page.no_contact.append(
+                (
+                    account,
+                    roles,
+                    f"{MD_FOLDER}/{name}",
+                    _no_address(case, row, address_columns, bad),
+                )
+            )
+        elif composer is not None:
+            subject = SUBJECT.format(reference=ref)
+            body = messages.html_document(subject, rendered.html)
+            message = composer.message(
+                to,
+                subject,
+                composer.message_id(ref, "\n".join([*to, rendered.text])),
+                rendered.text,
+                body,
+            )
+            write(f"{eml_base}{stem}.eml", message)
+            eml = f"{EML_FOLDER}/{stem}.eml"
+            page.emls += 1
+        page.index.append((account, roles, row["tier"] or "", ref, name, eml, ""))
+    return page
+
+
+class _Renderers:
+    """Renders the pages of notices, in their order. Where the system forks processes
+    (`FORK_RENDERERS`; `RENDERERS` at once), each page in a child process, which writes its files
+    itself and sends back its rows: rendering is Python, one core per process, and a forked
+    child starts with the template, the case and the page already in memory. Elsewhere the
+    pages are rendered here, their files written by helper processes (`writer.Files`)."""
+
+    def __init__(self, job: _Job) -> None:
+        self.job = job
+        self.files: writer.Files | None = None if FORK_RENDERERS else writer.Files()
+        self.running: deque[tuple[int, int]] = deque()  # (pid, read end of its pipe)
+
+    def render(self, rows: list[dict[str, Any]], items: _PageItems) -> list[_Page]:
+        """Render a page; the pages finished meanwhile (in order)."""
+        if self.files is not None:
+            return [_render_page(self.job, rows, items, self.files.write)]
+        done = []
+        if len(self.running) >= RENDERERS:
+            done.append(self._collect(*self.running.popleft()))
+        self.running.append(self._fork(rows, items))
+        return done
+
+    def finish(self) -> list[_Page]:
+        """The pages still being rendered, once done (with every file written and hashed)."""
+        done = [self._collect(*self.running.popleft()) for _ in range(len(self.running))]
+        if self.files is not None:
+            self.files.close()
+            page = _Page(hashes=self.files.hashes)
+            done.append(page)
+        return done
+
+    def _fork(self, rows: list[dict[str, Any]], items: _PageItems) -> tuple[int, int]:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid:
+            os.close(write_end)
+            return pid, read_end
+        # the child: render, reply, and leave without running the parent's exit handlers
+        status = 1
+        try:
+            os.close(read_end)
+            hashes: dict[str, tuple[int, str]] = {}
+
+            def write(path: str, data: bytes) -> None:
+                hashes[path] = writer.write_file(path, data)
+
+            try:
+                page = _render_page(self.job, rows, items, write)
+                page.hashes = hashes
+                reply: Any = page
+            except BaseException as e:  # raised again in the parent
+                reply = e
+            with os.fdopen(write_end, "wb") as sink:
+                try:
+                    sink.write(pickle.dumps(reply))
+                except Exception as e:  # an error that does not pickle: as its text
+                    sink.write(pickle.dumps(RuntimeError(f"{type(e).__name__}: {reply}")))
+            status = 0
+        finally:
+            os._exit(status)
+
+    def _collect(self, pid: int, read_end: int) -> _Page:
+        with os.fdopen(read_end, "rb") as source:
+            reply = source.read()
+        _, status = os.waitpid(pid, 0)
+        if not reply:
+            raise RuntimeError(f"a notice renderer stopped (status {status})")
+        page = pickle.loads(reply)
+        if isinstance(page, BaseException):
+            raise page
+        assert isinstance(page, _Page)
+        return page
+
+    def __enter__(self) -> _Renderers:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        while self.running:  # a failure: the other renderers stopped
+            pid, read_end = self.running.popleft()
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+            os.close(read_end)
+        if self.files is not None and kind is not None:
+            self.files.__exit__(kind)
 
 
 def _notice_accounts(
@@ -1063,12 +1231,6 @@ def _rows(frame: pl.DataFrame, delivery: bool = False) -> dict[str, list[dict[st
             item["delivery_recorded"] = "status_unknown" not in (row.get("categories") or [])
         out.setdefault(row["account_id"], []).append(item)
     return out
-
-
-def _write(folder: Path, name: str, data: bytes) -> None:
-    """Write a notice file (through `os`: thousands of them, each a few microseconds)."""
-    with open(os.path.join(folder, name), "wb") as f:
-        f.write(data)
 
 
 def _clear_notices(folder: Path) -> None:

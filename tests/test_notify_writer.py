@@ -1,0 +1,99 @@
+"""The notice files are written by helper processes (forensics/render/writer.py) and hashed as
+written; manifest.json lists thousands of them row by row (forensics/analysis/integrity.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import pytest
+from case_small_db import case_small, engine_with_requests
+
+from forensics import pipeline
+from forensics.analysis.integrity import _dumps
+from forensics.render import notify, writer
+
+PAGE = notify.PAGE_ITEMS
+
+# sha256 of b"abc" (FIPS 180-2, appendix B.1) and of b"" (the empty message)
+SHA_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+SHA_EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_helper_writes_each_file_with_its_bytes_and_reports_size_and_sha256(tmp_path):
+    md, eml = tmp_path / "md", tmp_path / "eml"
+    md.mkdir()
+    eml.mkdir()
+    with writer.Files() as files:
+        files.write(str(md / "a.md"), b"abc")
+        files.write(str(eml / "a.eml"), b"")
+        files.write(str(md / "b.md"), b"\x00\r\n\xff" * 100_000)  # several pipe buffers
+    assert (md / "a.md").read_bytes() == b"abc"
+    assert (eml / "a.eml").read_bytes() == b""
+    assert (md / "b.md").read_bytes() == b"\x00\r\n\xff" * 100_000
+    assert files.hashes[str(md / "a.md")] == (3, SHA_ABC)
+    assert files.hashes[str(eml / "a.eml")] == (0, SHA_EMPTY)
+    assert files.hashes[str(md / "b.md")][0] == 400_000
+
+
+def test_a_file_the_helper_cannot_create_is_raised_with_its_errno_and_path(tmp_path):
+    missing = tmp_path / "no-such-folder" / "a.md"
+    with pytest.raises(OSError) as caught, writer.Files() as files:
+        files.write(str(missing), b"abc")
+    assert caught.value.errno == errno.ENOENT
+    assert caught.value.filename == str(missing)
+
+
+def test_a_failure_while_rendering_stops_the_helpers_and_is_raised(tmp_path):
+    with pytest.raises(ValueError, match="template"), writer.Files() as files:
+        files.write(str(tmp_path / "a.md"), b"abc")
+        raise ValueError("template error")
+    assert all(h.process.returncode is not None for h in files._helpers)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        [{"bytes": 3, "path": 'n/"q"\\\u00e9\u2028\x01.md', "sha256": SHA_ABC, "written_by": "x"}],
+        [{"path": "a", "bytes": 0}, {"path": "b", "sha256": SHA_EMPTY}],
+        [],  # no rows: `[]`
+        [{}],  # an empty row: `{}`
+        [{"path": "a", "bytes": True}],  # not a whole number: `true`
+        [{"path": "a", "bytes": 1.5}],
+    ],
+)
+def test_manifest_rows_are_the_bytes_the_json_encoder_writes(files):
+    body = {
+        "files": files,
+        "not_hashed": [{"path": "d/", "reason": "a folder"}],
+        "about": "\ue000files\ue001",  # the placeholder's own text elsewhere
+        "analysis": {"files": None},
+    }
+    assert _dumps(body) == json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def _notify_files(monkeypatch, folder, fork: bool, page_items: int) -> dict[str, bytes]:
+    monkeypatch.setattr(notify, "FORK_RENDERERS", fork)
+    monkeypatch.setattr(notify, "PAGE_ITEMS", page_items)
+    eng = engine_with_requests()
+    try:
+        summary, _ = pipeline.analyze_case(eng, case_small())
+        notify.write_lists(eng, case_small(), folder, summary)
+    finally:
+        eng.close()
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted((folder / "notify").rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_notices_rendered_in_forked_pages_are_those_rendered_in_one_process(monkeypatch, tmp_path):
+    """case_small notifies 6 accounts (tests/test_notices.py); with pages of 3 listed
+    requests they are rendered over several pages, two child processes at a time, and every
+    file (index.csv with each notice's sha256, the notices, the messages) is the same as
+    rendered page after page in this process."""
+    here = _notify_files(monkeypatch, tmp_path / "here", fork=False, page_items=PAGE)
+    forked = _notify_files(monkeypatch, tmp_path / "forked", fork=True, page_items=3)
+    assert len([f for f in here if f.endswith(".md") and "/md/" in f]) == 6
+    assert forked == here
