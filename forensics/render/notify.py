@@ -30,7 +30,6 @@ import io
 import os
 import pickle
 import signal
-import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -54,8 +53,11 @@ NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
 RENDERERS = 2  # pages of notices rendered at once (`_Renderers`)
-# pages rendered in forked processes (Linux; macOS forbids forking a process with threads)
-FORK_RENDERERS = hasattr(os, "fork") and sys.platform.startswith("linux")
+# Pages rendered in forked processes: off. The parent forks while its reader thread runs
+# DuckDB and Polars (whose thread pools a forked child may find locked: Polars warns against
+# fork), and on this project's 2-core machine it saved no CPU, only wall time we could not
+# measure under load. Rendered here, with the files written by helper processes (`writer`).
+FORK_RENDERERS = False
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
