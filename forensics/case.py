@@ -1097,7 +1097,8 @@ def _toml(path: Path, text: str) -> dict[str, Any]:
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 ADDR_SPEC = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
-_NAMED = re.compile(r"^([^<>\"\\\x00-\x1f\x7f]*)<([^<>]*)>$")
+# `Name <addr>` or `"Name, with specials" <addr>` (a quoted name: no quote or backslash in it)
+_NAMED = re.compile(r"^(?:\"([^\"\\\x00-\x1f\x7f]*)\"\s*|([^<>\"\\\x00-\x1f\x7f]*))<([^<>]*)>$")
 
 
 def mail_address(text: str) -> tuple[str, str] | None:
@@ -1107,7 +1108,7 @@ def mail_address(text: str) -> tuple[str, str] | None:
     name = ""
     named = _NAMED.match(text)
     if named is not None:
-        name, text = named.group(1).strip(), named.group(2).strip()
+        name, text = (named.group(1) or named.group(2) or "").strip(), named.group(3).strip()
     if len(text) > 254 or not ADDR_SPEC.fullmatch(text):
         return None
     return name, text

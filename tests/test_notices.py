@@ -454,6 +454,38 @@ def test_a_value_that_is_not_an_address_is_never_a_recipient(tmp_path):
     assert reasons["acct-carol"] == "not an e-mail address in email: carol at example"
 
 
+def test_a_sender_name_holding_a_comma_is_one_quoted_from_address(tmp_path):
+    """`Example Inference, Inc. <security@...>`: unquoted, a comma splits a From header into
+    two addresses; written quoted, the message parses back with one sender and that name."""
+    sender = SENDER.replace(
+        "Security Team <security@provider.example>",
+        "Example Inference, Inc. <security@provider.example>",
+    ).replace('"dpo@provider.example"', '"Privacy, DPO <dpo@provider.example>"')
+    _notified(_case_copy(tmp_path / "case", sender), tmp_path / "out")
+    message = _message(tmp_path / "out", "acct-bob")
+    assert [(a.display_name, a.addr_spec) for a in message["From"].addresses] == [
+        ("Example Inference, Inc.", "security@provider.example")
+    ]
+    assert [(a.display_name, a.addr_spec) for a in message["Reply-To"].addresses] == [
+        ("Privacy, DPO", "dpo@provider.example")
+    ]
+    assert message.defects == []
+
+
+def test_a_quoted_name_holding_a_comma_is_one_address(tmp_path):
+    """`"Doe, John" <bob@example.com>`: the comma inside the quotes separates nothing, so the
+    cell is one address (the name dropped), never two broken parts in no_contact.csv."""
+    accounts = (
+        "account_id,name,email\n"
+        'acct-bob,Bob,"""Doe, John"" <bob@example.com>; ""Roe; Rick"" <rick@example.com>"\n'
+    )
+    _notified(_case_copy(tmp_path / "case", SENDER, accounts), tmp_path / "out")
+    out = tmp_path / "out"
+    assert _message(out, "acct-bob")["To"] == "bob@example.com, rick@example.com"
+    no_contact = {r["account_id"] for r in _csv(out / "notify" / "no_contact.csv")}
+    assert "acct-bob" not in no_contact
+
+
 HOSTILE_IDS = {
     "acct-bob": "Tidal Bio Co.",
     "acct-carol": "[x](http://e.example) <i>c</i> & *d*",

@@ -19,9 +19,11 @@ from __future__ import annotations
 import binascii
 import hashlib
 import html
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email import policy as email_policy
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
 
@@ -36,6 +38,8 @@ _SENTINEL = {
     "Message-ID": "<id@sentinel.invalid>",
 }
 _TEXT, _HTML = "text-sentinel", "html-sentinel"
+# a `,` or `;` between addresses: one outside a quoted name ("Doe, John" <j@example.com>)
+_LIST_SEPARATOR = re.compile(r'[,;](?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
 def addresses(values: Sequence[str | None]) -> tuple[list[str], list[str]]:
@@ -48,7 +52,7 @@ def addresses(values: Sequence[str | None]) -> tuple[list[str], list[str]]:
     for value in values:
         if value is None:
             continue
-        for part in value.replace(";", ",").split(","):
+        for part in _LIST_SEPARATOR.split(value):
             if not part.strip():
                 continue
             parsed = mail_address(part)
@@ -83,8 +87,14 @@ class Composer:
         parsed = mail_address(sender)
         if parsed is None:  # the case file check refuses it first
             raise ValueError(f"not an e-mail address: {sender!r}")
-        self.sender = sender.strip()
-        self.reply_to = reply_to.strip() if reply_to is not None else None
+        # written as the package writes an Address: a name holding `,` or `.` gets its quotes
+        self.sender = str(Address(display_name=parsed[0], addr_spec=parsed[1]))
+        self.reply_to = None
+        if reply_to is not None:
+            to = mail_address(reply_to)
+            if to is None:  # the case file check refuses it first
+                raise ValueError(f"not an e-mail address: {reply_to!r}")
+            self.reply_to = str(Address(display_name=to[0], addr_spec=to[1]))
         self.domain = parsed[1].rsplit("@", 1)[1]
         self.date = format_datetime(date.astimezone(UTC))
         self.subject = subject  # with `{reference}`
