@@ -99,7 +99,9 @@ def test_data_owners_without_accounts_file_still_say_who_is_excluded(engine, tmp
     assert lines[0] == (
         "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason,read_by"
     )
-    assert lines[-1] == "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test,exposed"
+    assert lines[-1] == (
+        "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test,exposed"
+    )
 
 
 def test_excluded_lists_every_configured_account_with_its_requests(engine, tmp_path):

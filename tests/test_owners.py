@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import re
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -347,6 +348,16 @@ def test_an_owner_read_only_by_an_excluded_response_gets_a_data_owner_notice(exc
     notice = (folder / index["acct-a"]["file"]).read_text(encoding="utf-8")
     assert "## Your requests whose data was at risk" in notice
     assert "q04" in notice and "2026-09-01T02:01:00Z" in notice
+
+
+def test_the_report_counts_the_excluded_responses_behind_the_owners_apart(excluded_run):
+    html = (excluded_run / "report.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    # 4 accounts, 5 requests; q03 is the exposed response with owners, q07 the excluded one
+    assert (
+        "4 accounts, 5 requests at risk, behind 1 exposed responses and 1 over-capacity "
+        "response(s) of excluded accounts."
+    ) in text
 
 
 def test_time_window_walks_back_excluded_responses_without_decode_capacity(tmp_path):

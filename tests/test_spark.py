@@ -20,9 +20,7 @@ pytestmark = pytest.mark.spark
 
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
 BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
-OWNERS_EXCLUDED = (
-    Path(__file__).resolve().parent / "fixtures" / "owners_excluded" / "incident.toml"
-)
+OWNERS_EXCLUDED = Path(__file__).resolve().parent / "fixtures" / "owners_excluded" / "incident.toml"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
@@ -128,9 +126,7 @@ def test_time_window_owners_are_byte_identical_on_both_engines(time_window):
     assert owners["policy"] == "time-window" and owners["pairs"] > 0  # not vacuous
 
 
-def test_excluded_responses_owners_are_byte_identical_on_both_engines(
-    spark, tmp_path_factory
-):
+def test_excluded_responses_owners_are_byte_identical_on_both_engines(spark, tmp_path_factory):
     """tests/fixtures/owners_excluded/README.md: a researcher's response walked back, a QA
     response on a node without decode capacity (partial)."""
     duck, spark_out = _run_both(OWNERS_EXCLUDED, tmp_path_factory.mktemp("owners_excluded"))

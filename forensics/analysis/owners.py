@@ -15,8 +15,8 @@ are candidates like any other: their data sat in the same pool. Excluded account
 responses are walked back like exposed ones: set aside from the exposure count, they still read
 stale pages, so the data they could carry was at risk (a researcher or the operator's own tests
 received it).
-Where an exposed (or excluded) request has no decode node (or, under pool-walkback, no decode capacity is
-in force for its node) it is counted as unattributed; attribution is never guessed.
+Where an exposed (or excluded) request has no decode node (or, under pool-walkback, no decode
+capacity is in force for its node) it is counted as unattributed; attribution is never guessed.
 """
 
 from __future__ import annotations
@@ -68,8 +68,7 @@ class OwnersResult:
             "excluded_attributed": self.excluded_attributed,
             "excluded_unattributed": self.excluded_unattributed,
             "read_by": {
-                band: {"accounts": a, "requests": r, "pairs": p}
-                for band, (a, r, p) in self.read_by
+                band: {"accounts": a, "requests": r, "pairs": p} for band, (a, r, p) in self.read_by
             },
             "reason": self.reason,
         }
@@ -148,9 +147,7 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
     )
 
 
-def _reason(
-    engine: SQLEngine, no_node: tuple[int, int], no_cap: tuple[int, int]
-) -> str | None:
+def _reason(engine: SQLEngine, no_node: tuple[int, int], no_cap: tuple[int, int]) -> str | None:
     """Why some exposed or excluded requests could not be attributed (None when all could);
     each count is (band exposed, band excluded)."""
     parts = []
