@@ -110,8 +110,8 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
     exposed, no_node, no_cap, excluded, ex_no_node, ex_no_cap = counts
     unattributed = no_node + no_cap
     ex_unattributed = ex_no_node + ex_no_cap
-    totals = [int(v) for v in engine.frame("owners/totals").row(0)]
-    pairs, requests, accounts = totals[:3]
+    totals = {k: int(v) for k, v in engine.frame("owners/totals").row(0, named=True).items()}
+    pairs, requests, accounts = totals["pairs"], totals["requests"], totals["accounts"]
     reason = _reason(engine, (no_node, ex_no_node), (no_cap, ex_no_cap))
 
     # the owners are complete only when every over-capacity response, exposed or excluded,
@@ -140,9 +140,12 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
         ),
         excluded_attributed=excluded - ex_unattributed,
         excluded_unattributed=ex_unattributed,
-        read_by=(
-            ("exposed", (totals[5], totals[4], totals[3])),
-            ("excluded", (totals[8], totals[7], totals[6])),
+        read_by=tuple(
+            (
+                band,
+                (totals[f"{band}_accounts"], totals[f"{band}_requests"], totals[f"{band}_pairs"]),
+            )
+            for band in ("exposed", "excluded")
         ),
     )
 
