@@ -660,7 +660,7 @@ def duckdb_equal_work(
         SELECT * FROM (
             SELECT p.request_id, p.account_id, p.decode_node, p.ts, {decode_cap} AS cap
             FROM pool AS p JOIN bands AS b USING (request_id)
-            WHERE b.band = 'exposed'
+            WHERE b.band IN ('exposed', 'excluded')  -- excluded accounts' responses too
         ) WHERE cap IS NOT NULL
         """,
         dec_params,
@@ -893,7 +893,7 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
     t_bands = time.perf_counter()
 
     targets = (
-        pool.filter(pl.col("band") == "exposed")
+        pool.filter(pl.col("band").is_in(["exposed", "excluded"]))  # excluded accounts' too
         .with_columns(_polars_capacity(decode, "decode_node").alias("cap"))
         .filter(pl.col("cap").is_not_null())
         .select("request_id", "account_id", "decode_node", "ts", "cap")

@@ -115,6 +115,16 @@ QUOTES: list[tuple[str, str]] = [
         "<<capacity/0/reject_from|,>> on a <<capacity/0/tokens|,>>-token pool",
     ),
     ("docs/decisions.md", "the bundled case's model is written `'<<models/0>>`"),
+    (
+        "docs/decisions.md",
+        "The bundled case has <<data_owners/accounts>> data-owner accounts with "
+        "<<data_owners/requests|,>> requests at risk: <<data_owners/read_by/exposed/accounts>> "
+        "accounts and <<data_owners/read_by/exposed/requests|,>> requests that the exposed "
+        "responses could have read (all the owners there were before), and "
+        "<<data_owners/read_by/excluded/accounts>> accounts and "
+        "<<data_owners/read_by/excluded/requests|,>> requests that the <<bands/excluded>> "
+        "excluded responses could have read.",
+    ),
     ("docs/outputs.md", "the bundled case's model is written `'<<models/0>>`"),
     (
         "docs/notices.md",

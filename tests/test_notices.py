@@ -765,8 +765,9 @@ def _regulator(engine, tmp_path, summary=None, **changes) -> str:
 def test_the_regulator_summary_gives_the_numbers_as_ranges(engine, tmp_path):
     text = _regulator(engine, tmp_path)
     # README: 8 exposed, range 8-9 (r10 unknown_capacity); accounts 4 proven, dave possible:
-    # 4-5; data owners 6 accounts, 11 requests, partial (r21 has no decode node); set aside 3
-    # accounts (qa, qa2, res) with 1 + 2 = 3 requests
+    # 4-5; data owners 6 accounts, 11 requests, partial (r21 has no decode node; the excluded
+    # r07 r09 r20 ran on dc-3, no decode capacity); set aside 3 accounts (qa, qa2, res) with
+    # 1 + 2 = 3 requests
     section = _section(
         text,
         "2. Categories and approximate numbers of data subjects and records concerned "
@@ -790,7 +791,8 @@ def test_the_regulator_summary_gives_the_numbers_as_ranges(engine, tmp_path):
     assert (
         "Customers whose data was at risk: attributed for part of the affected responses only, "
         "so these are lower bounds. For 1 affected response(s) the logs do not record which "
-        "server generated them.\n"
+        "server generated them; 3 response(s) to set-aside accounts were generated on a server "
+        "whose cache pool size is not known.\n"
     ) in section
 
 
@@ -1314,7 +1316,7 @@ def test_bundled_case_every_data_owner_notice_lists_its_requests_at_risk(bundled
     at_risk: dict[str, set[str]] = {}
     for account, request in pairs:
         at_risk.setdefault(account, set()).add(request)
-    assert len(owners) == len(at_risk) == 260
+    assert len(owners) == len(at_risk) == 276  # 260 read by exposed responses, 140 by excluded
     for row in owners:
         if row["excluded_reason"]:
             continue
@@ -1370,7 +1372,7 @@ def test_bundled_case_headline_groups_thousands_and_says_what_it_counts(bundled_
         "excluded (requests, by reason): internal-test 60, security-researcher 50"
     )
     assert lines["data owners"] == (
-        "data owners: 260 account(s), 6,074 request(s) (pool-walkback, complete)"
+        "data owners: 276 account(s), 7,105 request(s) (pool-walkback, complete)"
     )
     # the gateway's 72,000 loaded records (72,007 read, 4 duplicates, 3 quarantined)
     assert lines["in scope"].endswith(" of 72,000 loaded requests")

@@ -60,13 +60,19 @@ def test_missing_affected_account_is_warned_about(engine, tmp_path):
 def test_data_owner_rows_per_account(engine, tmp_path):
     _lists(engine, tmp_path)
     assert (tmp_path / "notify" / "data_owners.csv").read_text() == (
-        "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason,name,email\n"
-        "acct-alice,3,2,2026-09-01T08:01:00Z,2026-09-01T12:00:30Z,,Alice Ltd,alice@example.com\n"
-        'acct-bob,2,2,2026-09-01T08:22:00Z,2026-09-01T08:31:00Z,,"Bob, Inc.",bob@example.com\n'
-        "acct-carol,1,1,2026-09-01T08:25:00Z,2026-09-01T08:25:00Z,,Carol GmbH,carol@example.com\n"
-        "acct-dave,1,1,2026-09-01T08:05:00Z,2026-09-01T08:05:00Z,,Dave Co,dave@example.com\n"
-        "acct-frank,3,3,2026-09-01T07:00:30Z,2026-09-01T13:10:00Z,,Frank SA,frank@example.com\n"
-        "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test,Ops QA,"
+        "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason,read_by,name,"
+        "email\n"
+        "acct-alice,3,2,2026-09-01T08:01:00Z,2026-09-01T12:00:30Z,,exposed,Alice Ltd,"
+        "alice@example.com\n"
+        'acct-bob,2,2,2026-09-01T08:22:00Z,2026-09-01T08:31:00Z,,exposed,"Bob, Inc.",'
+        "bob@example.com\n"
+        "acct-carol,1,1,2026-09-01T08:25:00Z,2026-09-01T08:25:00Z,,exposed,Carol GmbH,"
+        "carol@example.com\n"
+        "acct-dave,1,1,2026-09-01T08:05:00Z,2026-09-01T08:05:00Z,,exposed,Dave Co,"
+        "dave@example.com\n"
+        "acct-frank,3,3,2026-09-01T07:00:30Z,2026-09-01T13:10:00Z,,exposed,Frank SA,"
+        "frank@example.com\n"
+        "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test,exposed,Ops QA,"
         "qa@example.internal\n"
     )
 
@@ -90,8 +96,12 @@ def test_data_owners_without_accounts_file_still_say_who_is_excluded(engine, tmp
     case = dataclasses.replace(case_small(), accounts_path=None)
     _lists(engine, tmp_path, case)
     lines = (tmp_path / "notify" / "data_owners.csv").read_text().splitlines()
-    assert lines[0] == "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason"
-    assert lines[-1] == "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test"
+    assert lines[0] == (
+        "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason,read_by"
+    )
+    assert lines[-1] == (
+        "acct-qa,1,1,2026-09-01T09:11:00Z,2026-09-01T09:11:00Z,internal-test,exposed"
+    )
 
 
 def test_excluded_lists_every_configured_account_with_its_requests(engine, tmp_path):

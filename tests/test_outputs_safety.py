@@ -203,8 +203,15 @@ def test_run_neutralizes_ids_and_contacts_in_the_notify_lists(hostile_run):
     header = read_csv(out / "notify" / "data_owners.csv")[0]
     assert header[-1] == "'-notes"
     owners = {r[0]: r for r in read_csv(out / "notify" / "data_owners.csv")[1:]}
-    assert owners["'@frank\ufffe\x7f"][6] == "'\tTab Co"
-    assert owners["acct-qa"][5:] == ["internal-test", "Ops QA", "'\rqa@example.internal", "ok"]
+    # excluded_reason, read_by (case_small: every owner's is exposed), then the contacts
+    assert owners["'@frank\ufffe\x7f"][7] == "'\tTab Co"
+    assert owners["acct-qa"][5:] == [
+        "internal-test",
+        "exposed",
+        "Ops QA",
+        "'\rqa@example.internal",
+        "ok",
+    ]
     assert "'+dave\u2029" in owners
 
 

@@ -1,17 +1,25 @@
-"""Data-owner attribution on the hand-built fixture case (derivation: case_small/README.md)."""
+"""Data-owner attribution on the hand-built fixture cases (derivations: case_small/README.md,
+owners_excluded/README.md)."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
+import re
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from case_small_db import case_small, engine_with_requests
 
+from forensics import pipeline
 from forensics.analysis import exposure, owners
 from forensics.case import Attribution
 from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError
+from forensics.render import notices
 from forensics.schema import REQUESTS_DDL
 
 
@@ -60,8 +68,13 @@ def test_pool_walkback_figures_and_partial_status(engine):
     result = owners.attribute(engine, case)
     assert (result.accounts, result.requests, result.pairs) == (6, 11, 11)
     assert (result.exposed, result.attributed, result.unattributed) == (8, 7, 1)
+    # the excluded r07 r09 r20 ran on dc-3, which has no decode capacity
+    assert (result.excluded_attributed, result.excluded_unattributed) == (0, 3)
     assert result.status == "partial"
-    assert result.reason == "1 exposed request(s) have no decode node"
+    assert result.reason == (
+        "1 exposed request(s) have no decode node; 3 excluded request(s) ran on a decode node "
+        "with no [[capacity]] entry of role decode in force (add one, or use policy time-window)"
+    )
 
 
 def test_candidate_whose_newer_sum_equals_the_pool_is_not_a_candidate(engine):
@@ -100,12 +113,14 @@ def test_time_window_owners_match_the_hand_walk(engine):
         ("r03", "r02", "acct-alice"),
         ("r04", "r27", "acct-dave"),
         ("r04", "r28", "acct-carol"),
+        ("r09", "r07", "acct-qa"),
         ("r17", "r15", "acct-alice"),
         ("r17", "r16", "acct-alice"),
         ("r17", "r22", "acct-frank"),
         ("r19", "r29", "acct-frank"),
     ]
-    assert (result.accounts, result.requests, result.status) == (4, 8, "partial")
+    assert (result.accounts, result.requests, result.status) == (5, 9, "partial")
+    assert (result.excluded_attributed, result.excluded_unattributed) == (3, 0)
     assert result.lookback_seconds == 3600
 
 
@@ -124,7 +139,7 @@ def test_time_window_does_not_need_decode_capacity(engine):
     case = _time_window()
     case = dataclasses.replace(case, capacity=tuple(c for c in case.capacity if c.role != "decode"))
     exposure.compute_bands(engine, case)
-    assert owners.attribute(engine, case).pairs == 8
+    assert owners.attribute(engine, case).pairs == 9
 
 
 def test_logs_without_decode_nodes_make_attribution_not_possible():
@@ -247,3 +262,130 @@ def test_pool_walkback_matches_a_plain_python_walk_with_ties_and_changing_capaci
     assert len(exposed) > 50
     assert got == _walkback_oracle(rows, exposed, case)
     assert len(got) > 500
+
+
+# --- excluded accounts' responses (derivation: fixtures/owners_excluded/README.md) -------------
+
+EXCLUDED_CASE = Path(__file__).parent / "fixtures" / "owners_excluded" / "incident.toml"
+# (exposed response, owner request, owner account, the response's band)
+EXCLUDED_ROWS = [
+    ("q03", "q01", "acct-b", "exposed"),
+    ("q03", "q02", "acct-d", "exposed"),
+    ("q07", "q04", "acct-a", "excluded"),
+    ("q07", "q05", "acct-b", "excluded"),
+    ("q07", "q06", "acct-qa", "excluded"),
+]
+
+
+@pytest.fixture(scope="module")
+def excluded_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("owners-excluded") / "out"
+    pipeline.run(EXCLUDED_CASE, out)
+    return out
+
+
+def _rows_of(out: Path) -> list[tuple[str, str, str, str]]:
+    with DuckDBEngine(out / "case.duckdb") as eng:
+        return eng.rows(
+            "SELECT exposed_request_id, owner_request_id, owner_account_id, exposed_band "
+            "FROM data_owners ORDER BY 1, 2"
+        )
+
+
+def _owners_summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())["data_owners"]
+
+
+def test_excluded_accounts_responses_are_walked_back_to_their_data_owners(excluded_run):
+    # q07 (researcher) read q06 qa, q05 b, q04 a; q08 e is cut (newer 1000, not < 1000);
+    # q09 (qa, dc-9) has no decode capacity; q10 (researcher, status 400) is not walked back
+    assert _rows_of(excluded_run) == EXCLUDED_ROWS
+
+
+def test_owner_figures_state_exposed_and_excluded_responses_apart(excluded_run):
+    info = _owners_summary(excluded_run)
+    assert (info["accounts"], info["requests"], info["pairs"]) == (4, 5, 5)
+    assert info["read_by"] == {
+        "exposed": {"accounts": 2, "requests": 2, "pairs": 2},
+        "excluded": {"accounts": 3, "requests": 3, "pairs": 3},
+    }
+    assert (info["exposed_attributed"], info["exposed_unattributed"]) == (1, 0)
+    assert (info["excluded_attributed"], info["excluded_unattributed"]) == (1, 1)
+
+
+def test_an_unattributable_excluded_response_makes_the_owners_partial(excluded_run):
+    info = _owners_summary(excluded_run)
+    assert info["status"] == "partial"
+    assert info["reason"] == (
+        "1 excluded request(s) ran on a decode node with no [[capacity]] entry of role decode "
+        "in force (add one, or use policy time-window)"
+    )
+
+
+def test_data_owners_csv_says_whose_responses_could_read_each_account(excluded_run):
+    assert (excluded_run / "notify" / "data_owners.csv").read_text() == (
+        "account_id,requests_at_risk,exposures,first_at,last_at,excluded_reason,read_by,name,"
+        "email\n"
+        "acct-a,1,1,2026-09-01T02:01:00Z,2026-09-01T02:01:00Z,,excluded,Alpha Ltd,"
+        "a@alpha.example\n"
+        "acct-b,2,2,2026-09-01T01:01:00Z,2026-09-01T02:11:00Z,,both,Beta Inc,b@beta.example\n"
+        "acct-d,1,1,2026-09-01T01:11:00Z,2026-09-01T01:11:00Z,,exposed,Delta Co,d@delta.example\n"
+        "acct-qa,1,1,2026-09-01T02:21:00Z,2026-09-01T02:21:00Z,internal-test,excluded,Ops QA,"
+        "qa@example.internal\n"
+    )
+
+
+def test_an_owner_read_only_by_an_excluded_response_gets_a_data_owner_notice(excluded_run):
+    folder = excluded_run / "notify" / "notices"
+    with (folder / "index.csv").open(newline="") as f:
+        index = {row["account_id"]: row for row in csv.DictReader(f)}
+    assert {a: row["roles"] for a, row in index.items()} == {
+        "acct-a": "data_owner",
+        "acct-b": "data_owner",
+        "acct-c": "recipient",
+        "acct-d": "data_owner",
+    }
+    notice = (folder / index["acct-a"]["file"]).read_text(encoding="utf-8")
+    assert "## Your requests whose data was at risk" in notice
+    assert "q04" in notice and "2026-09-01T02:01:00Z" in notice
+
+
+def test_the_report_counts_the_excluded_responses_behind_the_owners_apart(excluded_run):
+    html = (excluded_run / "report.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    # 4 accounts, 5 requests; q03 is the exposed response with owners, q07 the excluded one
+    assert (
+        "4 accounts, 5 requests at risk, behind 1 exposed responses and 1 over-capacity "
+        "response(s) of excluded accounts."
+    ) in text
+
+
+def test_time_window_walks_back_excluded_responses_without_decode_capacity(tmp_path):
+    folder = tmp_path / "case"
+    shutil.copytree(EXCLUDED_CASE.parent, folder)
+    case = folder / "incident.toml"
+    policy = 'policy = "pool-walkback"'
+    case.write_text(case.read_text().replace(policy, 'policy = "time-window"\nlookback = "30m"'))
+    pipeline.run(case, tmp_path / "out")
+    # the same 5 rows (q08 ended 01:51, before q07's 02:00); q09 on dc-9 has no candidate
+    assert _rows_of(tmp_path / "out") == EXCLUDED_ROWS
+    info = _owners_summary(tmp_path / "out")
+    assert (info["status"], info["excluded_attributed"], info["excluded_unattributed"]) == (
+        "complete",
+        2,
+        0,
+    )
+
+
+def test_unattributable_excluded_responses_are_put_in_a_regulators_words():
+    reason = (
+        "1 exposed request(s) have no decode node; 2 excluded request(s) have no decode node; "
+        "3 excluded request(s) ran on a decode node with no [[capacity]] entry of role decode "
+        "in force (add one, or use policy time-window)"
+    )
+    assert str(notices.owners_why(reason)) == (
+        "For 1 affected response(s) the logs do not record which server generated them; for 2 "
+        "response(s) to set-aside accounts the logs do not record which server generated them; "
+        "3 response(s) to set-aside accounts were generated on a server whose cache pool size "
+        "is not known"
+    )

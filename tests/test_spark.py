@@ -21,6 +21,7 @@ pytestmark = pytest.mark.spark
 BUNDLED = Path(__file__).resolve().parent.parent / "sample_logs" / "glm53" / "incident.toml"
 BLAST = Path(__file__).resolve().parent / "fixtures" / "blast_radius" / "incident.toml"
 ROOMS = Path(__file__).resolve().parent / "fixtures" / "range-review" / "engine-rooms"
+OWNERS_EXCLUDED = Path(__file__).resolve().parent / "fixtures" / "owners_excluded" / "incident.toml"
 COMPARED = (
     "summary.json",
     "exposed_requests.csv",
@@ -158,6 +159,18 @@ def test_time_window_owners_are_byte_identical_on_both_engines(time_window):
     assert _differing(duck, spark_out) == []
     owners = json.loads((spark_out / "summary.json").read_text())["data_owners"]
     assert owners["policy"] == "time-window" and owners["pairs"] > 0  # not vacuous
+
+
+def test_excluded_responses_owners_are_byte_identical_on_both_engines(spark, tmp_path_factory):
+    """tests/fixtures/owners_excluded/README.md: a researcher's response walked back, a QA
+    response on a node without decode capacity (partial)."""
+    duck, spark_out = _run_both(OWNERS_EXCLUDED, tmp_path_factory.mktemp("owners_excluded"))
+    written = [n for n in COMPARED if (duck / n).is_file()]  # no [notify] deadlines
+    assert "notify/data_owners.csv" in written
+    assert [n for n in written if (duck / n).read_bytes() != (spark_out / n).read_bytes()] == []
+    owners = json.loads((spark_out / "summary.json").read_text())["data_owners"]
+    assert owners["read_by"]["excluded"] == {"accounts": 3, "requests": 3, "pairs": 3}
+    assert (owners["status"], owners["excluded_unattributed"]) == ("partial", 1)
 
 
 def test_run_on_spark_writes_the_hive_partitioned_requests_store(bundled):

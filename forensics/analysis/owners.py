@@ -1,18 +1,22 @@
 """Data-owner attribution: whose data may have been read from stale KV pages.
 
 `attribute(engine, case)` needs `bands` (forensics.exposure) and materializes
-`attribution_targets` (each exposed request with its decode node and the decode pool
-capacity in force) and `data_owners` (CONTRACTS.md: one row per exposed request and
-candidate request of another account). Policy `pool-walkback` or `time-window`, as in
+`attribution_targets` (each over-capacity response answered with success, band `exposed` or
+`excluded`, with its decode node and the decode pool capacity in force) and `data_owners`
+(CONTRACTS.md: one row per such response and candidate request of another account, with the
+response's band in `exposed_band`). Policy `pool-walkback` or `time-window`, as in
 docs/decisions.md "Bands" and "Data owners".
 
 The pool of a decode node d holds the requests of the case's models that arrived inside
 the case window and were served on d with a success status: the vulnerable deployment
 served only in the window, and its KV pool holds tokens of its own model only (requests of
 other models, or of an earlier deployment, are never candidates). Excluded accounts' requests
-are candidates like any other: their data sat in the same pool.
-Where an exposed request has no decode node (or, under pool-walkback, no decode capacity is
-in force for its node) it is counted as unattributed; attribution is never guessed.
+are candidates like any other: their data sat in the same pool. Excluded accounts' over-capacity
+responses are walked back like exposed ones: set aside from the exposure count, they still read
+stale pages, so the data they could carry was at risk (a researcher or the operator's own tests
+received it).
+Where an exposed (or excluded) request has no decode node (or, under pool-walkback, no decode
+capacity is in force for its node) it is counted as unattributed; attribution is never guessed.
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ class OwnersResult:
     unattributed: int
     reason: str | None
     lookback_seconds: int | None
+    # band excluded (excluded accounts' over-capacity responses): attributed, unattributed
+    excluded_attributed: int = 0
+    excluded_unattributed: int = 0
+    # (accounts, requests, pairs) of the rows whose exposed response is of each band
+    read_by: tuple[tuple[str, tuple[int, int, int]], ...] = ()
 
     def to_summary(self) -> dict[str, Any]:
         """The `data_owners` entry of summary.json."""
@@ -56,6 +65,11 @@ class OwnersResult:
             "pairs": self.pairs,
             "exposed_attributed": self.attributed,
             "exposed_unattributed": self.unattributed,
+            "excluded_attributed": self.excluded_attributed,
+            "excluded_unattributed": self.excluded_unattributed,
+            "read_by": {
+                band: {"accounts": a, "requests": r, "pairs": p} for band, (a, r, p) in self.read_by
+            },
             "reason": self.reason,
         }
         if self.lookback_seconds is not None:
@@ -90,18 +104,24 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
             **common,
         )
 
-    exposed, no_node, no_cap = engine.frame("owners/target_counts").row(0)
+    counts = [int(v) for v in engine.frame("owners/target_counts").row(0)]
     if policy != "pool-walkback":
-        no_cap = 0
-    unattributed = int(no_node) + int(no_cap)
-    pairs, requests, accounts = engine.frame("owners/totals").row(0)
-    reason = _reason(engine, int(no_node), int(no_cap))
+        counts[2] = counts[5] = 0  # no decode capacity needed
+    exposed, no_node, no_cap, excluded, ex_no_node, ex_no_cap = counts
+    unattributed = no_node + no_cap
+    ex_unattributed = ex_no_node + ex_no_cap
+    totals = {k: int(v) for k, v in engine.frame("owners/totals").row(0, named=True).items()}
+    pairs, requests, accounts = totals["pairs"], totals["requests"], totals["accounts"]
+    reason = _reason(engine, (no_node, ex_no_node), (no_cap, ex_no_cap))
 
-    if exposed == 0:
+    # the owners are complete only when every over-capacity response, exposed or excluded,
+    # was walked back
+    targets, missed = exposed + excluded, unattributed + ex_unattributed
+    if targets == 0:
         status = "complete"
-    elif unattributed == exposed:
+    elif missed == targets:
         status = "not_possible"
-    elif unattributed:
+    elif missed:
         status = "partial"
     else:
         status = "complete"
@@ -118,20 +138,35 @@ def attribute(engine: SQLEngine, case: Case) -> OwnersResult:
         lookback_seconds=(
             int(case.attribution.lookback.total_seconds()) if policy == "time-window" else None
         ),
+        excluded_attributed=excluded - ex_unattributed,
+        excluded_unattributed=ex_unattributed,
+        read_by=tuple(
+            (
+                band,
+                (totals[f"{band}_accounts"], totals[f"{band}_requests"], totals[f"{band}_pairs"]),
+            )
+            for band in ("exposed", "excluded")
+        ),
     )
 
 
-def _reason(engine: SQLEngine, no_node: int, no_cap: int) -> str | None:
-    """Why some exposed requests could not be attributed (None when all could)."""
+def _reason(engine: SQLEngine, no_node: tuple[int, int], no_cap: tuple[int, int]) -> str | None:
+    """Why some exposed or excluded requests could not be attributed (None when all could);
+    each count is (band exposed, band excluded)."""
     parts = []
-    if no_node:
+    if any(no_node):
         if engine.frame("owners/decode_rows").item() == 0:
             parts.append("the logs name no decode node (map decode_node to attribute owners)")
         else:
-            parts.append(f"{no_node} exposed request(s) have no decode node")
-    if no_cap:
-        parts.append(
-            f"{no_cap} exposed request(s) ran on a decode node with no [[capacity]] entry "
-            "of role decode in force (add one, or use policy time-window)"
-        )
+            parts.extend(
+                f"{n} {band} request(s) have no decode node"
+                for band, n in zip(("exposed", "excluded"), no_node, strict=True)
+                if n
+            )
+    parts.extend(
+        f"{n} {band} request(s) ran on a decode node with no [[capacity]] entry "
+        "of role decode in force (add one, or use policy time-window)"
+        for band, n in zip(("exposed", "excluded"), no_cap, strict=True)
+        if n
+    )
     return "; ".join(parts) or None

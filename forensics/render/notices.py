@@ -656,8 +656,10 @@ def regulator_context(
 
 
 _NO_NODES = "the logs name no decode node"
-_NO_NODE = re.compile(r"^(\d+) exposed request\(s\) have no decode node$")
-_NO_POOL = re.compile(r"^(\d+) exposed request\(s\) ran on a decode node with no ")
+_NO_NODE = re.compile(r"^(\d+) (exposed|excluded) request\(s\) have no decode node$")
+_NO_POOL = re.compile(r"^(\d+) (exposed|excluded) request\(s\) ran on a decode node with no ")
+# the responses of owners.attribute's reason, by band (excluded: the set-aside accounts')
+_RESPONSES = {"exposed": "affected response(s)", "excluded": "response(s) to set-aside accounts"}
 
 
 def owners_why(reason: str | None) -> Markdown | None:
@@ -672,13 +674,13 @@ def owners_why(reason: str | None) -> Markdown | None:
             parts.append("the logs do not record which server generated the responses")
         elif node:
             parts.append(
-                f"for {int(node.group(1)):,} affected response(s) the logs do not record which "
-                "server generated them"
+                f"for {int(node.group(1)):,} {_RESPONSES[node.group(2)]} the logs do not record "
+                "which server generated them"
             )
         elif pool:
             parts.append(
-                f"{int(pool.group(1)):,} affected response(s) were generated on a server whose "
-                "cache pool size is not known"
+                f"{int(pool.group(1)):,} {_RESPONSES[pool.group(2)]} were generated on a server "
+                "whose cache pool size is not known"
             )
         else:
             parts.append(part)

@@ -143,17 +143,22 @@ RECIPIENTS = ListFile(
 DATA_OWNERS = ListFile(
     "data_owners.csv",
     "One row per data-owner account: an account whose requests sat in a decode pool that an "
-    "exposed response of another account could have read (policy in summary.json "
-    "`data_owners`). Excluded accounts are listed too. Sorted by account_id.",
+    "exposed response of another account, or an excluded account's over-capacity response "
+    "(band `excluded`), could have read (policy in summary.json `data_owners`). Excluded "
+    "accounts are listed too. Sorted by account_id.",
     {
         "account_id": "the account, as the logs spell it",
-        "requests_at_risk": "its requests that an exposed response could have read",
-        "exposures": "exposed responses (of other accounts) that could have read at least one "
-        "of them; it can exceed requests_at_risk, as one request can be read by several",
+        "requests_at_risk": "its requests that an exposed or excluded response could have read",
+        "exposures": "exposed and excluded responses (of other accounts) that could have read "
+        "at least one of them; it can exceed requests_at_risk, as one request can be read by "
+        "several",
         "first_at": "end time of its first request at risk (ISO 8601 UTC)",
         "last_at": "end time of its last request at risk (ISO 8601 UTC)",
         "excluded_reason": "the case file's exclusion reason for the account; empty when it is "
         "not excluded",
+        "read_by": "whose responses could have read its requests: `exposed` (only exposed "
+        "responses, counted in the exposure count), `excluded` (only excluded accounts' "
+        "responses, band `excluded`: the operator's tests, a researcher) or `both`",
     },
     contacts=True,
 )

@@ -337,6 +337,7 @@ def owners_view(engine: SQLEngine, case: Case, summary: Mapping[str, Any]) -> di
             "accounts": first.get("accounts", 0),
             "requests": first.get("requests", 0),
             "exposures": first.get("all_exposures", 0),
+            "excluded": first.get("all_excluded", 0),
         }
         note = ""
         if view["totals"]["accounts"] > MAX_OWNER_ROWS:

@@ -109,8 +109,8 @@ bucketed AS (
 ),
 spans AS (
     SELECT
-        exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid, slot,
-        decode_capacity AS cap,
+        exposed_request_id, exposed_account_id, exposed_ts, decode_node, exposed_band, nid,
+        slot, decode_capacity AS cap,
         before_cum - decode_capacity AS cut,
         -- (cut, before_cum] spans one capacity: at most two buckets, the cut's and the sum's
         unnest(CASE
@@ -126,14 +126,14 @@ spans AS (
 ),
 slot_spans AS (
     -- (e, slot) for every slot that may hold a candidate of e, with the slot's base
-    SELECT x.exposed_request_id, x.exposed_account_id, x.exposed_ts, x.decode_node, x.nid,
-        b.slot, b.base, x.cut
+    SELECT x.exposed_request_id, x.exposed_account_id, x.exposed_ts, x.decode_node,
+        x.exposed_band, x.nid, b.slot, b.base, x.cut
     FROM spans AS x
     JOIN bucketed AS b ON b.nid = x.nid AND b.cap = x.cap AND b.bucket = x.bucket
     WHERE b.slot < x.slot AND b.top > x.cut
     UNION ALL
-    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node, nid, slot,
-        own_base AS base, before_cum - decode_capacity AS cut
+    SELECT exposed_request_id, exposed_account_id, exposed_ts, decode_node, exposed_band, nid,
+        slot, own_base AS base, before_cum - decode_capacity AS cut
     FROM target_cum
 ),
 cut_slots AS (
@@ -156,7 +156,8 @@ SELECT
     x.decode_node,
     p.request_id AS owner_request_id,
     p.account_id AS owner_account_id,
-    p.end_ts AS owner_end_ts
+    p.end_ts AS owner_end_ts,
+    x.exposed_band
 FROM slot_spans AS x
 JOIN pool AS p ON p.nid = x.nid AND p.slot = x.slot
 WHERE x.base > x.cut
@@ -170,7 +171,8 @@ SELECT
     x.decode_node,
     p.request_id AS owner_request_id,
     p.account_id AS owner_account_id,
-    p.end_ts AS owner_end_ts
+    p.end_ts AS owner_end_ts,
+    x.exposed_band
 FROM slot_spans AS x
 JOIN within AS p ON p.nid = x.nid AND p.slot = x.slot
 WHERE x.base <= x.cut

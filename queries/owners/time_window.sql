@@ -1,5 +1,6 @@
 -- Data owners, policy time-window: the pool requests (as in owners_pool_walkback) of another
--- account that finished on the exposed request's decode node within $lookback before its ts.
+-- account that finished on the exposed request's decode node within $lookback before its ts
+-- (an exposed request: a row of `attribution_targets`, band exposed or excluded).
 -- End times are cut into slots of $lookback_seconds (>= $lookback): the candidates of e lie
 -- in the slots from that of e.ts - $lookback to that of e.ts, so the join is on (node, slot),
 -- an equality, with the time range checked on the pairs it gives (a join on the node alone,
@@ -15,7 +16,7 @@ WITH pool AS (
 ),
 spans AS (
     SELECT
-        exposed_request_id, exposed_account_id, exposed_ts, decode_node,
+        exposed_request_id, exposed_account_id, exposed_ts, decode_node, exposed_band,
         unnest(range(
             CAST(epoch(exposed_ts - $lookback) AS BIGINT) // $lookback_seconds,
             CAST(epoch(exposed_ts) AS BIGINT) // $lookback_seconds + 1
@@ -30,7 +31,8 @@ SELECT
     g.decode_node,
     p.request_id AS owner_request_id,
     p.account_id AS owner_account_id,
-    p.end_ts AS owner_end_ts
+    p.end_ts AS owner_end_ts,
+    g.exposed_band
 FROM spans AS g
 JOIN pool AS p
   ON p.decode_node = g.decode_node

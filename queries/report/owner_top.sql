@@ -1,7 +1,8 @@
 -- The $rows data-owner accounts with most requests at risk (ties by id), each with the
 -- exposed responses that could have read them and the first and last end time of those
 -- requests; on every row, the totals: accounts, requests at risk (each owner request is one
--- account's: the sum is the distinct count) and exposed responses with an owner. The
+-- account's: the sum is the distinct count), exposed responses with an owner and excluded
+-- accounts' responses (band excluded) with an owner. The
 -- distinct requests are counted once per account; the details only for the accounts shown.
 WITH ranked AS (
     SELECT account_id,
@@ -26,7 +27,10 @@ SELECT shown.account_id,
        strftime(max(d.owner_end_ts) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS last_at,
        shown.accounts,
        CAST(shown.requests AS BIGINT) AS requests,
-       (SELECT count(DISTINCT exposed_request_id) FROM data_owners) AS all_exposures,
+       (SELECT count(DISTINCT exposed_request_id) FROM data_owners
+        WHERE exposed_band = 'exposed') AS all_exposures,
+       (SELECT count(DISTINCT exposed_request_id) FROM data_owners
+        WHERE exposed_band = 'excluded') AS all_excluded,
        shown.place
 FROM shown
 JOIN data_owners AS d ON d.owner_account_id = shown.account_id
