@@ -52,6 +52,7 @@ from markdown_it.token import Token
 from ..case import Case
 from ..errors import InputError
 from ..formats import iso, printable
+from .headline import MaxOpen, max_open
 
 STEM_CHARS = 60
 HASH_CHARS = 16
@@ -395,6 +396,7 @@ class Template:
             lstrip_blocks=True,
         )
         env.filters["n"] = _count
+        env.filters["counted"] = _counted
         return env
 
     @staticmethod
@@ -471,6 +473,14 @@ def _count(value: Any) -> Any:
     """A count with thousands separators (`6,074`); text and None pass through."""
     if isinstance(value, int) and not isinstance(value, bool):
         return Markdown(f"{value:,}")
+    return value
+
+
+def _counted(value: Any, word: str, more: str = "") -> Any:
+    """A count and its noun, singular for exactly 1 (`1 request`, `6,074 requests`, `1 or
+    more requests` with `more`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Markdown(f"{value:,}{more} {word}{'' if value == 1 and not more else 's'}")
     return value
 
 
@@ -552,9 +562,14 @@ def regulator_context(
     excluded_accounts: int,
     jurisdictions: Sequence[Mapping[str, Any]] | None,
     deadlines: Sequence[Mapping[str, Any]],
+    excluded_owners: tuple[int, int] = (0, 0),
+    delivery: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The regulator summary: every figure from summary.json (the analysis), the tiers,
-    excluded accounts and jurisdictions from the lists' tables; the events split at the
+    excluded accounts and jurisdictions from the lists' tables; `excluded_owners` the
+    (accounts, requests at risk) of data_owners.csv's excluded accounts; `delivery` the
+    exposed responses by the notices' delivery rule (notify/delivery.sql; default summary.json's
+    split); why the maximum may be higher (`headline.max_open`); the events split at the
     72-hour mark."""
     exclusions = summary.get("exclusions") or {}
     aware = shared.get("awareness")
@@ -566,8 +581,10 @@ def regulator_context(
             "exposure_count": summary["exposure_count"],
             "affected_accounts": summary["affected_accounts"],
             "tiers": dict(tiers),
-            "delivery": summary.get("exposed_by_delivery"),
+            "delivery": delivery if delivery is not None else summary.get("exposed_by_delivery"),
             "range": summary.get("exposure_range"),
+            "max_open": [Markdown(max_open_text(m)) for m in max_open(summary)],
+            "excluded_owners": excluded_owners,
             "data_owners": summary.get("data_owners"),
             "exclusions_applied": bool(exclusions.get("applied", True)),
             "excluded_by_reason": [
@@ -585,6 +602,18 @@ def regulator_context(
         "jurisdictions": jurisdictions,
         "deadlines": list(deadlines),
     }
+
+
+def max_open_text(reason: MaxOpen) -> str:
+    """Why the maximum may be higher (`headline.max_open`), in a regulator's words."""
+    if reason.kind == "cut":
+        what = "1 log file was" if reason.count == 1 else f"{reason.count:,} log files were"
+        return f"{what} cut short, so the requests logged after the break could not be read"
+    hours = "1 hour" if reason.count == 1 else f"{reason.count:,} hours"
+    return (
+        f"the logs hold no or few records for {hours} of the period investigated (a logging "
+        "outage, whole or partial), so requests made then could not be counted"
+    )
 
 
 _NO_NODES = "the logs name no decode node"
