@@ -460,6 +460,12 @@ def test_kv_faults_reconcile_with_the_gateway_and_widen_the_range(tmp_path: Path
             "CREATE TABLE bands AS SELECT 'abc' AS request_id, 'exposed' AS band, "
             "200 AS status, CAST(NULL AS VARCHAR) AS exclusion_reason"
         )
+        eng.execute("CREATE VIEW case_requests AS SELECT * FROM requests")
+        eng.execute("CREATE TABLE case_success_status AS SELECT 200 AS status")
+        eng.execute(
+            "CREATE TABLE case_exclusions AS SELECT CAST(NULL AS VARCHAR) AS account_id, "
+            "CAST(NULL AS VARCHAR) AS reason WHERE FALSE"
+        )
         out = evidence.engine_evidence(eng, SimpleNamespace(context_window=None, sources=()))  # type: ignore[arg-type]
     assert out is not None
     assert out["engine_kv_faults"] == 2

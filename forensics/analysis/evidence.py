@@ -39,6 +39,7 @@ from typing import Any
 
 from ..case import Case
 from ..engines import SQLEngine
+from ..schema import DEFAULT_STATUS
 from . import capacity, exposure, scope
 
 
@@ -65,7 +66,8 @@ def reconcile(engine: SQLEngine) -> dict[str, Any]:
             "bootstrap_rooms": list(rooms or []),
         }
     if engine.table_exists("engine_kv_fault_requests"):
-        for side, reason, n, request_ids in engine.frame("evidence/kv_reconcile").rows():
+        rows = engine.frame("evidence/kv_reconcile", default_status=DEFAULT_STATUS).rows()
+        for side, reason, n, request_ids in rows:
             out[side]["count"] += n
             if side != "matched":
                 out[side]["reasons"][reason] = {

@@ -19,9 +19,7 @@ def _glob_literal(node: str) -> str:
     return "".join(f"[{c}]" if c in _GLOB_SYNTAX else c for c in node)
 
 
-def to_toml(
-    entries: list[dict[str, Any]], ends: dict[tuple[str, str], str] | None = None
-) -> str:
+def to_toml(entries: list[dict[str, Any]], ends: dict[tuple[str, str], str] | None = None) -> str:
     """The spans (role, node, tokens, reject_from, start, end) as `[[capacity]]` tables for a
     case file; an entry without reject_from carries its reason as a comment, and one that
     ends at a fault (`ends`: (node, end) -> the fault's sentence: a launch whose pool the logs
