@@ -1473,3 +1473,41 @@ def test_the_regulator_summary_claims_delivery_only_where_the_logs_record_it(tmp
         "customer, 3 generated content whose delivery the logs do not record, 0 carried none, "
         "and for 0 the logs give no count.\n"
     ) in text
+
+
+def test_the_regulator_summary_shows_labels_without_stray_escapes(tmp_path):
+    """The summary is read as Markdown source: a label keeps its `:`, `.`, `(`, `#` as
+    written (nothing of Markdown starts there), while what could start syntax is still escaped
+    so it renders as its own text: `[x](http://e.example)` and `*b*` stay text."""
+    events = (
+        '\n[[event]]\nat = "2026-09-01T08:00:00Z"\nlabel = "Regulator-only: fix v1.2 (#36988)"\n'
+        'audience = "regulator"\n'
+        '\n[[event]]\nat = "2026-09-01T09:00:00Z"\nlabel = "[x](http://e.example) *b*"\n'
+        'audience = "regulator"\n'
+    )
+    _notified(_case_copy(tmp_path / "case", events), tmp_path / "out")
+    summary = (tmp_path / "out/notify/regulator_summary.md").read_text()
+    timeline = _section(summary, "7. Timeline up to the 72-hour mark")
+    assert timeline == (
+        "\n- 2026-09-01T08:00:00Z: Regulator-only: fix v1.2 (#36988)\n"
+        "- 2026-09-01T09:00:00Z: \\[x\\](http\\://e.example) \\*b\\*\n"
+    )
+    text, kinds = _rendered(timeline)
+    assert "[x](http://e.example) *b*" in text
+    assert not kinds & {"link_open", "em_open"}
+
+
+def test_the_regulator_summary_says_1_request_not_1_requests(engine, tmp_path):
+    """case_small's analysis with 1 data owner request and 1 set-aside request (by reason
+    internal-test): each count of 1 takes the singular."""
+    summary = _analyzed(engine)
+    summary = {
+        **summary,
+        "data_owners": {**summary["data_owners"], "accounts": 1, "requests": 1},
+        "excluded_by_reason": {"internal-test": 1},
+    }
+    text = _regulator(engine, tmp_path, summary=summary)
+    assert "| at least 1 | at least 1 request |\n" in text
+    assert "in the second | 3 | 1 request |\n" in text
+    assert "Set aside by reason: internal-test 1 request.\n" in text
+    assert "1 requests" not in text

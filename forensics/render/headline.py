@@ -100,7 +100,7 @@ def other_models_lines(summary: dict[str, Any]) -> list[str]:
     which = ", ".join(f"{model} {_n(n)}" for model, n in over if n)
     share = known * 100 // requests
     return [
-        f"other models: {_n(total)} requests above their pool"
+        f"other models: {_n(total)} request{'' if total == 1 else 's'} above their pool"
         + (f" ({which})" if which else "")
         + f"; capacity known for {share if share else '<1'}% of their requests"
     ]

@@ -114,6 +114,28 @@ def md(text: str) -> str:
     return "\\" + escaped if escaped.startswith("-") else escaped
 
 
+# What `prose_md` escapes wherever it is: code, emphasis, links, HTML, entities, tables,
+# strikethrough, math, e-mail autolinks; a `:` before `/` (a URL autolink); the `.` of `www.`
+_PROSE_SYNTAX = re.compile(r"([\\`*_\[\]<>&|~$@])|:(?=/)|(?<![0-9A-Za-z])(?i:www)\.")
+# What starts a block at the start of a line: a heading, list item, thematic break, setext
+# underline, ordered list item (`1.` `1)`)
+_PROSE_START = re.compile(r"^(?:([#+=-])|([0-9]{1,9})([.)]))")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def prose_md(text: str) -> str:
+    """`text` (data) as Markdown that renders as that text, with a backslash only before what
+    could start Markdown syntax where it stands (`Regulator-only: upstream fix` stays as it
+    is, `GLM-5.3 (beta)` too); `md` escapes every punctuation character that ever could."""
+    shown = printable(text, one_line=True)
+    escaped = _PROSE_SYNTAX.sub(
+        lambda m: m.group()[:-1] + "\\." if len(m.group()) > 1 else "\\" + m.group(), shown
+    )
+    return _PROSE_START.sub(
+        lambda m: "\\" + m.group(1) if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped
+    )
+
+
 def plain(text: str) -> str:
     """`text` (data) as plain text: control characters and bidi controls as escapes."""
     return printable(text, one_line=True)
@@ -306,8 +328,14 @@ def _join(blocks: list[tuple[str, bool]], gap: str) -> str:
 class Template:
     """A notice template: bundled, or a file the case file names (`where`: its key's place)."""
 
-    def __init__(self, path: Path | None, bundled: str, where: str | None = None):
+    def __init__(
+        self, path: Path | None, bundled: str, where: str | None = None, prose: bool = False
+    ):
+        """`prose`: data is escaped in the Markdown form only where it could start Markdown
+        syntax there (`prose_md`), for a document read as Markdown source (the regulator
+        summary); notices escape every syntax character (`md`)."""
         self.name = str(path) if path is not None else bundled
+        self.prose = prose
         self._values: list[Any] = []
         self._forms: OrderedDict[str, tuple[str, str]] = OrderedDict()
         if path is None:
@@ -355,6 +383,11 @@ class Template:
             if len(self._forms) > SKELETONS:
                 self._forms.popitem(last=False)
         forms_of = [_forms(v) for v in values]
+        if self.prose:
+            forms_of = [
+                (prose_md(v), *f[1:]) if isinstance(v, str) and not isinstance(v, Markdown) else f
+                for v, f in zip(values, forms_of, strict=True)
+            ]
         html_skeleton = _HTML_SLOT_ALONE.sub(
             lambda m: _alone(values[int(m.group(1))], m.group()), forms[0]
         )

@@ -392,7 +392,7 @@ def write_lists(
             deadlines=[notices.values(d) for d in _deadline_rows(case)],
         )
         context["jurisdiction_column"] = jurisdiction
-        text = notices.Template(None, notices.REGULATOR_TEMPLATE).render(context).md
+        text = notices.Template(None, notices.REGULATOR_TEMPLATE, prose=True).render(context).md
         regulator.write_bytes(text.encode("utf-8"))
         result.paths.append(regulator)
         firsts = frames[RECIPIENTS.name]["first_exposed_at"].drop_nulls().to_list()
