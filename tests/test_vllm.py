@@ -519,3 +519,25 @@ def test_ingest_reads_a_folder_of_vllm_logs_with_the_year_given(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     with DuckDBEngine(tmp_path / "c.duckdb") as eng:
         assert eng.rows("SELECT sum(rows_read), sum(duplicates) FROM inputs") == [(21, 2)]
+
+
+def test_a_february_29_outside_a_leap_year_is_quarantined_naming_the_day_and_year(
+    tmp_path: Path,
+) -> None:
+    """Line 2 is dated 02-29, read in 2026 (--year): no such day. It was quarantined as if
+    it had no `mm-dd HH:MM:SS` time at all, which sends the responder looking at the line's
+    head; the cause is the year."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 02-28 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 8192}",
+        "(EngineCore pid=3) INFO 02-29 14:04:02 [kv_cache_utils.py:1314] GPU KV cache size: 16,384 tokens",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert eng.rows("SELECT row, reason FROM quarantine") == [
+            (
+                2,
+                "its day 02-29 is not a day of 2026, the year the line is read in (the year "
+                "given, or the one nearest the case window)",
+            )
+        ]
