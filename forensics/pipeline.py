@@ -719,6 +719,11 @@ def demo_case(name: str = "glm53") -> Path:
     )
 
 
+# The lines that tell a node's role, by engine (a vLLM node without kv_role serves both
+# roles; TensorRT-LLM's logs name none)
+_ROLE_LINES = {"sglang": "ingest SGLang logs that hold server_args or ReqTimeStats lines"}
+
+
 def capacity(
     logs: list[str] | list[Path],
     db: str | Path,
@@ -759,11 +764,18 @@ def capacity(
         )
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
     if unknown:
+        hints = [_ROLE_LINES[name] for name in sorted(by_engine) if name in _ROLE_LINES]
         raise InputError(
             f"cannot tell the role (prefill or decode) of node(s) {', '.join(unknown)}",
             where=where,
-            fix=f"give {option('role')}, or ingest logs that hold server_args or ReqTimeStats "
-            "lines",
+            fix=f"give {option('role')}"
+            + (f", or {' or '.join(hints)}" if hints else "")
+            + (
+                " (TensorRT-LLM's logs name no role: give each role's logs with its own "
+                f"{option('role')})"
+                if "trtllm" in by_engine
+                else ""
+            ),
         )
     if not entries:
         cut = [capacity_timeline.fault_text(f) for f in faults if f["kind"] == "quarantined"]

@@ -160,3 +160,16 @@ def test_a_kv_cache_with_a_pool_per_window_size_gives_no_span(tmp_path: Path) ->
                 "attention: 131072, 4096), which no one [[capacity]] entry can state",
             )
         ]
+
+
+def test_a_log_without_role_is_refused_saying_trtllm_logs_name_none(tmp_path: Path) -> None:
+    """context-0.log holds no line that names a role (TensorRT-LLM prints none): the fix
+    asks for --role, never for SGLang's server_args or ReqTimeStats lines."""
+    with pytest.raises(InputError) as info:
+        pipeline.capacity([LOG], tmp_path / "c.duckdb")
+    assert info.value.what == "cannot tell the role (prefill or decode) of node(s) context-0"
+    role = "\u27e6role\u27e7"  # errors.option: --role on the command line, role= in Python
+    assert info.value.fix == (
+        f"give {role} (TensorRT-LLM's logs name no role: give each role's logs with its own "
+        f"{role})"
+    )
