@@ -86,6 +86,7 @@ class CapacityResult:
     context_window: int | None = None
     out: Path | None = None
     faults: list[dict[str, Any]] = field(default_factory=list)  # none of them refuses
+    engines: dict[str, str] = field(default_factory=dict)  # node -> the engine its log is of
 
     def toml(self) -> str:
         """The entries as `[[capacity]]` tables for a case file; an entry that ends where a
@@ -755,6 +756,7 @@ def capacity(
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
         faults = capacity_timeline.faults(eng)
+        engines = dict(eng.frame("capacity/engines").rows()) if entries else {}
     refusing = [f for f in faults if f["refuses"]]
     if refusing:
         more = f" (and {len(refusing) - 1} more such start(s))" if len(refusing) > 1 else ""
@@ -786,7 +788,7 @@ def capacity(
             where=where,
             fix="give the server logs from startup on",
         )
-    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults)
+    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults, engines)
     if out is not None:
         path = Path(out)
         path.write_text(result.toml(), encoding="utf-8")

@@ -541,3 +541,29 @@ def test_a_february_29_outside_a_leap_year_is_quarantined_naming_the_day_and_yea
                 "given, or the one nearest the case window)",
             )
         ]
+
+
+def test_the_preflight_note_names_the_engine_it_read(tmp_path: Path, runner: Any) -> None:
+    """A vLLM start with max_model_len 32,768 and a pool of 16,384 tokens, against a window
+    of 100,000: prompts of 16,385..32,767 are larger than the pool. The note said SGLang up to
+    0.5.18 serves them from a placeholder; it is a vLLM log."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 01-20 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 32768}",
+        "(EngineCore pid=3) INFO 01-20 14:04:02 [kv_cache_utils.py:1314] GPU KV cache size: 16,384 tokens",
+    )
+    result = runner.invoke(
+        app,
+        [
+            *("capacity", str(log), "--db", str(tmp_path / "c.duckdb")),
+            *("--year", "2026", "--context-window", "100000"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "pool 16384 < window 100000; prompts of 16385..32767 tokens are larger than the pool "
+        "(vLLM log: SGLang's one-token placeholder does not apply; whether they were refused "
+        "or served is not known from the pool alone)"
+    ) in result.stdout
+    assert "SGLang up to 0.5.18" not in result.stdout
