@@ -405,6 +405,7 @@ def analyze(
     request of the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
+    refuse_out_in_sources(case, out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
         require_sources(eng, case, db)
@@ -579,6 +580,7 @@ def run(
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
     out = out_folder(out)
+    refuse_out_in_sources(case, out)
     with _staging(out) as work:
         db = work / CASE_DB
         with contextlib.ExitStack() as engines_open:
@@ -612,6 +614,22 @@ def run(
             result.paths, _ = publish(analysis, case, work, out, written, close=engines_open.close)
     result.out = out
     return result
+
+
+def refuse_out_in_sources(case: Case, out: Path) -> None:
+    """Refuse an output folder inside a `[[source]]` folder (or the folder a source glob
+    reads): the next ingest of the case would read the outputs (CSV, JSON) as its logs."""
+    for source in case.sources:
+        base = Path(source.path)
+        glob = next((i for i, part in enumerate(base.parts) if any(c in part for c in "*?[")), None)
+        folder = Path(*base.parts[:glob]) if glob is not None else base
+        if folder.is_dir() and _inside(out, folder) is not None:
+            raise InputError(
+                f"the output folder is inside the folder of [[source]] {source.path}: the "
+                "next ingest of the case would read its outputs as logs",
+                where=str(out),
+                fix=f"give {option('out')} a folder outside {folder}",
+            )
 
 
 def out_folder(out: str | Path) -> Path:

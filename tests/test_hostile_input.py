@@ -1125,6 +1125,33 @@ def test_force_replaces_one_of_two_inputs_ingested_under_the_same_name(tmp_path,
 # --- 7: no self-contradicting --out ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("command", ["run", "analyze"])
+def test_an_out_inside_a_source_folder_is_refused_on_the_first_run(tmp_path, command):
+    # case-v1 with its source the folder `logs` (gw.jsonl moved into it) and --out
+    # logs/results: the first run wrote its CSVs and JSON there and the second ingested them
+    # as logs ("blast_radius.csv lacks 'id'"). Refused before anything is written
+    from forensics.errors import InputError
+
+    folder = _case(tmp_path, "stale-outputs")
+    (folder / "logs").mkdir()
+    (folder / "gw.jsonl").rename(folder / "logs" / "gw.jsonl")
+    case = folder / "case.toml"
+    text = (folder / "case-v1.toml").read_text(encoding="utf-8")
+    case.write_text(text.replace('path = "gw.jsonl"', 'path = "logs"'), encoding="utf-8")
+    out = folder / "logs" / "results"
+    with pytest.raises(InputError) as e:
+        if command == "run":
+            pipeline.run(case, out)
+        else:
+            pipeline.analyze(case, tmp_path / "c.duckdb", out)
+    assert e.value.line() == (
+        f"{out}: the output folder is inside the folder of [[source]] {folder / 'logs'}: the "
+        f"next ingest of the case would read its outputs as logs; give out= a "
+        f"folder outside {folder / 'logs'}"
+    )
+    assert not out.exists()
+
+
 def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(tmp_path):
     # run v1 (acct-a, acct-b exposed: 2) writes lists and report into R; analyze v2 (acct-b
     # excluded: 1) into R must not leave the lists and report of v1 beside its summary
