@@ -89,16 +89,8 @@ class CapacityResult:
     engines: dict[str, str] = field(default_factory=dict)  # node -> the engine its log is of
 
     def toml(self) -> str:
-        """The entries as `[[capacity]]` tables for a case file; an entry that ends where a
-        start whose pool the logs do not prove begins (a launch line quarantined, a pool line
-        cut) names that fault above its end."""
-        ends = {
-            (f["node"], f["ts"]): capacity_timeline.fault_text(f)
-            # a start without a proven pool before the quarantined line that placed it
-            for f in sorted(self.faults, key=lambda f: f["kind"] == "no_capacity")
-            if f["kind"] in ("no_capacity", "quarantined") and f["ts"] is not None
-        }
-        return capacity_entries.to_toml(self.entries, ends)
+        """The entries as `[[capacity]]` tables for a case file."""
+        return capacity_entries.to_toml(self.entries)
 
     def fault_texts(self) -> list[str]:
         """Each fault as a sentence naming its lines."""

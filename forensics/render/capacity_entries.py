@@ -19,12 +19,9 @@ def _glob_literal(node: str) -> str:
     return "".join(f"[{c}]" if c in _GLOB_SYNTAX else c for c in node)
 
 
-def to_toml(entries: list[dict[str, Any]], ends: dict[tuple[str, str], str] | None = None) -> str:
+def to_toml(entries: list[dict[str, Any]]) -> str:
     """The spans (role, node, tokens, reject_from, start, end) as `[[capacity]]` tables for a
-    case file; an entry without reject_from carries its reason as a comment, and one that
-    ends at a fault (`ends`: (node, end) -> the fault's sentence: a launch whose pool the logs
-    do not prove) says so above its `end`."""
-    ends = ends or {}
+    case file; an entry without reject_from carries its reason as a comment."""
     parts = []
     for e in entries:
         lines = [
@@ -39,9 +36,6 @@ def to_toml(entries: list[dict[str, Any]], ends: dict[tuple[str, str], str] | No
             lines.append(f"# {printable(e['note'], one_line=True)}")
         lines.append(f"start = {json.dumps(e['start'])}")
         if e["end"] is not None:
-            why = ends.get((e["node"], e["end"]))
-            if why:
-                lines.append(f"# ends here, where the logs show: {printable(why, one_line=True)}")
             lines.append(f"end = {json.dumps(e['end'])}")
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)

@@ -47,50 +47,14 @@ env AS (
     FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
--- the first and last time the server wrote on any line of the log (evidence or not): how long
--- it is known to have run (the node-id clash rule)
-line_times AS (
-    SELECT
-        min(try_cast(replace(e.ts, ',', '.') AS TIMESTAMP)) AT TIME ZONE 'UTC' AS first_line_ts,
-        max(try_cast(replace(e.ts, ',', '.') AS TIMESTAMP)) AT TIME ZONE 'UTC' AS last_line_ts
-    FROM env
-),
-unenveloped AS (
-    SELECT
-        source_row,
-        line,
-        e,
-        CASE WHEN e.ts = '' THEN trim(line) ELSE e.msg END AS m
-    FROM env
-),
--- a server_args line run into the line before it (that line lost its end): the launch it
--- marks still happened, so the line is read as that server_args line at its own [time],
--- quarantined (its setup unknown). Never inside a request or metrics line (prompt text).
-run_in AS (
-    SELECT
-        *,
-        CASE WHEN contains(m, 'server_args=') THEN regexp_extract(
-            m,
-            '.\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)((?: [A-Za-z_]+(?:\d+|\[\d+\])?)*)\] ?(server_args=.*)$',
-            ['ts', 'tags', 'msg']
-        ) END AS r
-    FROM unenveloped
-),
 msg AS (
     SELECT
         source_row,
         line,
-        run_in,
-        CASE WHEN run_in THEN r.ts ELSE nullif(e.ts, '') END AS ts_text,
-        nullif(trim(CASE WHEN run_in THEN r.tags ELSE e.tags END), '') AS tags,
-        CASE WHEN run_in THEN r.msg ELSE m END AS msg
-    FROM (
-        SELECT
-            *,
-            coalesce(r.ts, '') <> ''
-                AND NOT regexp_matches(m, '^(?:Receive: |Receive OpenAI: |Finish: |\{)') AS run_in
-        FROM run_in
-    )
+        nullif(e.ts, '') AS ts_text,
+        nullif(trim(e.tags), '') AS tags,
+        CASE WHEN e.ts = '' THEN trim(line) ELSE e.msg END AS msg
+    FROM env
 ),
 kinded AS (
     SELECT
@@ -135,7 +99,6 @@ fields AS (
         tags,
         ts_text,
         msg,
-        run_in,
         CASE WHEN kind IN ('receive', 'finish', 'request_json', 'metrics') THEN NULL
              ELSE left(line, 2048) END AS raw,
         -- Python repr request lines with every string literal blanked (short plain ones kept
@@ -168,7 +131,6 @@ extracted AS (
         ts_text,
         json_ok,
         st,
-        run_in,
         left(msg, 32) AS msg_head,
         CASE WHEN kind = 'request_json' THEN j ->> '$.event' END AS event,
         CASE WHEN kind = 'metrics' AND json_valid(j ->> '$.request_parameters')
@@ -355,8 +317,6 @@ SELECT
     tags,
     raw,
     ts,
-    (SELECT first_line_ts FROM line_times) AS first_line_ts,
-    (SELECT last_line_ts FROM line_times) AS last_line_ts,
     rid,
     try_cast(nullif(nullif(room_text, ''), 'None') AS BIGINT) AS bootstrap_room,
     try_cast(nullif(n_in, '') AS BIGINT) AS input_len,
@@ -411,9 +371,6 @@ SELECT
         WHEN line_kind = 'finish' AND coalesce(finish_reason, '') <> 'abort'
             AND (n_in = '' OR n_out = '')
             THEN 'Finish line without prompt_tokens/completion_tokens'
-        WHEN run_in
-            THEN 'two lines run together: a server_args line run into the line before it (the '
-                || 'launch it marks is kept, its setup unknown)'
         WHEN cut_field = 'run-in'
             THEN 'two lines run together: another line''s [time] inside this one'
         WHEN cut_field = 'server_args'

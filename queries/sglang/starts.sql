@@ -11,9 +11,7 @@
 --    server_args line: a new start. A line of another rank belongs to the newest start.
 -- 3. A quarantined line opens and closes nothing and gives no figure (one malformed line never
 --    moves a span); it is named in its start's note, and places a start none of whose capacity
---    lines could be read (such a start gets no capacity, and ends the span before it). The
---    exception is a quarantined server_args line (cut, or run into the line before it): the
---    launch happened, so it opens a start, at its own time when no other line of it follows.
+--    lines could be read (such a start gets no capacity, and ends the span before it).
 -- Per start: the figures of its usable lines (pool: max_total_num_tokens; full / post / swa /
 -- main: the allocation lines, each rank's first `main` one only, as a speculative draft's
 -- pool is its second), the lines that disagree, the page size, the quarantined lines.
@@ -99,10 +97,7 @@ grouped AS (
         coalesce(
             min(ts) FILTER (WHERE kind = 'kv_alloc' AND reason IS NULL),
             min(ts) FILTER (WHERE kind <> 'server_args' AND reason IS NULL),
-            min(ts) FILTER (WHERE kind <> 'server_args'),
-            -- a launch whose quarantined server_args line is all it left: it still happened
-            -- (it ends the span before it)
-            min(ts) FILTER (WHERE kind = 'server_args' AND reason IS NOT NULL)
+            min(ts) FILTER (WHERE kind <> 'server_args')
         ) AS start_ts,
         -- the line a start is known by: its first usable allocation line, else its first
         -- usable startup line, else its first quarantined one
@@ -189,8 +184,5 @@ SELECT
     *,
     -- SGLang sizes a pool in whole pages (model_runner: tokens // page_size * page_size)
     page_size > tokens AS below_page,
-    CASE WHEN tokens IS NULL AND args_cut IS NOT NULL
-        THEN 'a launch whose server_args line was quarantined, with no capacity line that '
-            || 'could be read'
-    END AS unproven
+    CAST(NULL AS VARCHAR) AS unproven
 FROM joined

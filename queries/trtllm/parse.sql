@@ -50,11 +50,7 @@ filled AS (
             own_ts,
             last_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
             first_value(own_ts IGNORE NULLS) OVER (ORDER BY source_row ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
-        ) AS ts,
-        -- the first and last time the engine wrote on any line of the log (evidence or not):
-        -- how long the server is known to have run (the node-id clash rule)
-        min(own_ts) OVER () AS first_line_ts,
-        max(own_ts) OVER () AS last_line_ts
+        ) AS ts
     FROM timed
 ),
 kinded AS (
@@ -98,8 +94,6 @@ SELECT
     tags,
     raw,
     ts,
-    first_line_ts,
-    last_line_ts,
     CAST(NULL AS VARCHAR) AS rid,
     CASE WHEN kind IN ('blocks', 'window_blocks') THEN try_cast(n_text AS BIGINT) END AS blocks,
     CASE WHEN kind = 'block_tokens' THEN try_cast(n_text AS BIGINT)

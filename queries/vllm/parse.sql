@@ -10,8 +10,7 @@
 -- headed line is $year (else the one of $anchor_year - 1 .. + 1 that puts the line nearest
 -- to $anchor), a month-day that falls more than half a year before the previous line's
 -- starts the next year, and the time is local time in $timezone.
--- A traceback line (no head) takes the time of the headed line before it. An args dump run
--- into the line before it is read as that args dump (its own head), quarantined.
+-- A traceback line (no head) takes the time of the headed line before it.
 -- Kinds (each with the format string's file per version in tests/fixtures/vllm/*/README.md):
 --   args          args: Namespace(...) (up to 0.8.5) / non-default args: {...} (0.9.2+):
 --                 kv_role, block_size, max_model_len
@@ -50,32 +49,10 @@ WITH head AS (
     FROM _engine_log_lines(CAST($path AS VARCHAR))
     WHERE line IS NOT NULL
 ),
--- an args dump run into the line before it (that line lost its end): the launch it marks
--- still happened, so the line is read as that args dump at its own head, quarantined. Never
--- inside a Received request line (prompt text).
-run_in AS (
-    SELECT
-        source_row,
-        line,
-        coalesce(r.mo, '') <> '' AND NOT starts_with(m, 'Received request ') AS run_in,
-        CASE WHEN coalesce(r.mo, '') <> '' AND NOT starts_with(m, 'Received request ')
-             THEN r ELSE h END AS h
-    FROM (
-        SELECT
-            *,
-            CASE WHEN contains(m, 'args: ') THEN regexp_extract(
-                m,
-                '.(?:\(([^()]*) pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)? \[?[^\s\]]+\.py:\d+\] ?((?:args: Namespace\(|non-default args: ).*)$',
-                ['proc', 'mo', 'dd', 'hh', 'mi', 'ss', 'msg']
-            ) END AS r
-        FROM (SELECT *, CASE WHEN h.mo <> '' THEN h.msg ELSE line END AS m FROM head)
-    )
-),
 md AS (
     SELECT
         source_row,
         line,
-        run_in,
         nullif(h.proc, '') AS tags,
         h.mo <> '' AS headed,
         CASE WHEN h.mo <> '' THEN h.msg ELSE trim(line) END AS msg,
@@ -84,7 +61,7 @@ md AS (
         CASE WHEN h.mo <> '' THEN try_cast(
             '2000-' || h.mo || '-' || h.dd || ' ' || h.hh || ':' || h.mi || ':' || h.ss
             AS TIMESTAMP) END AS md_ts
-    FROM run_in
+    FROM head
 ),
 headed AS (
     SELECT
@@ -140,11 +117,7 @@ filled AS (
         -- a traceback line takes the time of the headed line before it
         CASE WHEN headed THEN own_ts
              ELSE last_value(own_ts IGNORE NULLS) OVER (
-                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts,
-        -- the first and last time the engine wrote on any line of the log (evidence or not):
-        -- how long the server is known to have run (the node-id clash rule)
-        min(own_ts) OVER () AS first_line_ts,
-        max(own_ts) OVER () AS last_line_ts
+                 ORDER BY source_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS ts
     FROM timed
 ),
 kinded AS (
@@ -186,9 +159,6 @@ fields AS (
         -- the year a headed line's month-day is not a day of (02-29 outside a leap year)
         CASE WHEN md_ts IS NOT NULL AND own_ts IS NULL THEN year_no END AS dayless_year,
         strftime(md_ts, '%m-%d') AS month_day,
-        run_in,
-        first_line_ts,
-        last_line_ts,
         source_row = CAST($torn_row AS BIGINT) AS torn,
         CASE WHEN kind = 'received' THEN NULL ELSE left(line, 2048) END AS raw,
         CASE WHEN kind = 'received' THEN left(msg, 200) ELSE msg END AS msg
@@ -258,8 +228,6 @@ SELECT
     tags,
     raw,
     ts,
-    first_line_ts,
-    last_line_ts,
     CASE WHEN rid_text <> '' THEN rid_text END AS rid,
     try_cast(nullif(n_in, '') AS BIGINT) AS input_len,
     try_cast(nullif(n_max, '') AS BIGINT) AS max_tokens,
@@ -279,9 +247,6 @@ SELECT
                 || CAST(dayless_year AS VARCHAR) || ', the year the line is read in (the '
                 || 'year given, or the one nearest the case window)'
         WHEN ts IS NULL THEN 'no "mm-dd HH:MM:SS" time on or before an engine evidence line'
-        WHEN run_in
-            THEN 'two lines run together: an args dump run into the line before it (the launch '
-                || 'it marks is kept, its setup unknown)'
         WHEN torn AND kind IN ('args', 'engine_config', 'max_model_len', 'blocks', 'kv_tokens', 'rejected', 'usage', 'failed')
             THEN 'line cut short (the file ends inside it): its figures are not read'
         WHEN len(out_of_range) > 0
