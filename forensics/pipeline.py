@@ -766,7 +766,7 @@ def capacity(
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
         faults = capacity_timeline.faults(eng)
-        engines = dict(eng.frame("capacity/engines").rows()) if entries else {}
+        engines = capacity_timeline.engines(eng)
     refusing = [f for f in faults if f["refuses"]]
     if refusing:
         more = f" (and {len(refusing) - 1} more such start(s))" if len(refusing) > 1 else ""
