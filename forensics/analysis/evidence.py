@@ -65,7 +65,9 @@ def reconcile(engine: SQLEngine) -> dict[str, Any]:
             "request_ids": list(request_ids or []),
             "bootstrap_rooms": list(rooms or []),
         }
-    if engine.table_exists("engine_kv_fault_requests"):
+    if engine.table_exists("engine_kv_fault_requests") and engine.scalar(
+        "SELECT count(*) FROM engine_kv_fault_requests"
+    ):
         rows = engine.frame("evidence/kv_reconcile", default_status=DEFAULT_STATUS).rows()
         for side, reason, n, request_ids in rows:
             out[side]["count"] += n
