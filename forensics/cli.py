@@ -510,11 +510,23 @@ def _capacity_text(result: CapacityResult) -> str:
         lines.append(f"pre-flight: {len(result.preflight)} span(s) with pool < context window")
         for f in result.preflight:
             band = f["danger_band"]
+            engine = result.engines.get(f["node"], "sglang")
             lines.append(
                 f"  {f['role']} {f['node']} from {f['start']}: pool {f['tokens']} < window "
-                f"{f['context_window']}; prompts of {band['from']}..{band['to']} tokens pass "
-                "the tokenizer but the scheduler refuses them (SGLang up to 0.5.18 in "
-                "disaggregated mode serves them from a one-token placeholder)"
+                f"{f['context_window']}; "
+                + (
+                    f"no prompt size lies between the pool and the engine's own context limit "
+                    f"({band['to'] + 1}): the engine refuses every prompt the pool cannot hold"
+                    if band["from"] > band["to"]
+                    else f"prompts of {band['from']}..{band['to']} tokens pass the tokenizer but "
+                    "the scheduler refuses them (SGLang up to 0.5.18 in disaggregated mode "
+                    "serves them from a one-token placeholder)"
+                    if engine == "sglang"
+                    else f"prompts of {band['from']}..{band['to']} tokens are larger than the "
+                    f"pool ({_ENGINE_NAMES.get(engine, engine)} log: SGLang's one-token "
+                    "placeholder does not apply; whether they were refused or served is not "
+                    "known from the pool alone)"
+                )
                 + ("; the engine warned at startup" if f.get("engine_warned") else "")
             )
     else:
@@ -522,6 +534,9 @@ def _capacity_text(result: CapacityResult) -> str:
     if result.out is not None:
         lines.append(f"wrote {len(result.entries)} [[capacity]] entries to {result.out}")
     return "\n".join(lines)
+
+
+_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}
 
 
 def _sample_text(result: SampleResult) -> str:

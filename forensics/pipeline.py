@@ -85,6 +85,7 @@ class CapacityResult:
     context_window: int | None = None
     out: Path | None = None
     faults: list[dict[str, Any]] = field(default_factory=list)  # none of them refuses
+    engines: dict[str, str] = field(default_factory=dict)  # node -> the engine its log is of
 
     def toml(self) -> str:
         """The entries as `[[capacity]]` tables for a case file; an entry that ends where a
@@ -420,6 +421,7 @@ def analyze(
     request of the case's models is inside the window."""
     case = load_case(case_path)
     out = out_folder(out)
+    refuse_out_in_sources(case, out)
     options = EngineOptions(memory_limit=memory_limit, temp_dir=temp_dir, spark_master=spark_master)
     with engines.connect(engine, db, options) as eng:
         files = source_files()  # each source file hashed once: the check, then the scope
@@ -634,6 +636,7 @@ def run(
             fix='add [[source]] entries (path plus mapping or profile = "canonical")',
         )
     out = out_folder(out)
+    refuse_out_in_sources(case, out)
     with _staging(out) as work:
         db = work / CASE_DB
         with contextlib.ExitStack() as engines_open:
@@ -669,6 +672,22 @@ def run(
             )
     result.out = out
     return result
+
+
+def refuse_out_in_sources(case: Case, out: Path) -> None:
+    """Refuse an output folder inside a `[[source]]` folder (or the folder a source glob
+    reads): the next ingest of the case would read the outputs (CSV, JSON) as its logs."""
+    for source in case.sources:
+        base = Path(source.path)
+        glob = next((i for i, part in enumerate(base.parts) if any(c in part for c in "*?[")), None)
+        folder = Path(*base.parts[:glob]) if glob is not None else base
+        if folder.is_dir() and _inside(out, folder) is not None:
+            raise InputError(
+                f"the output folder is inside the folder of [[source]] {source.path}: the "
+                "next ingest of the case would read its outputs as logs",
+                where=str(out),
+                fix=f"give {option('out')} a folder outside {folder}",
+            )
 
 
 def out_folder(out: str | Path) -> Path:
@@ -777,6 +796,11 @@ def demo_case(name: str = "glm53") -> Path:
     )
 
 
+# The lines that tell a node's role, by engine (a vLLM node without kv_role serves both
+# roles; TensorRT-LLM's logs name none)
+_ROLE_LINES = {"sglang": "ingest SGLang logs that hold server_args or ReqTimeStats lines"}
+
+
 def capacity(
     logs: list[str] | list[Path],
     db: str | Path,
@@ -808,6 +832,7 @@ def capacity(
         entries = capacity_timeline.timeline(eng)
         findings = capacity_timeline.preflight(eng, context_window)
         faults = capacity_timeline.faults(eng)
+        engines = capacity_timeline.engines(eng)
     refusing = [f for f in faults if f["refuses"]]
     if refusing:
         more = f" (and {len(refusing) - 1} more such start(s))" if len(refusing) > 1 else ""
@@ -817,11 +842,18 @@ def capacity(
         )
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
     if unknown:
+        hints = [_ROLE_LINES[name] for name in sorted(by_engine) if name in _ROLE_LINES]
         raise InputError(
             f"cannot tell the role (prefill or decode) of node(s) {', '.join(unknown)}",
             where=where,
-            fix=f"give {option('role')}, or ingest logs that hold server_args or ReqTimeStats "
-            "lines",
+            fix=f"give {option('role')}"
+            + (f", or {' or '.join(hints)}" if hints else "")
+            + (
+                " (TensorRT-LLM's logs name no role: give each role's logs with its own "
+                f"{option('role')})"
+                if "trtllm" in by_engine
+                else ""
+            ),
         )
     if not entries:
         cut = [capacity_timeline.fault_text(f) for f in faults if f["kind"] == "quarantined"]
@@ -832,7 +864,7 @@ def capacity(
             where=where,
             fix="give the server logs from startup on",
         )
-    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults)
+    result = CapacityResult(entries, findings, loaded.inputs, context_window, None, faults, engines)
     if out is not None:
         path = Path(out)
         path.write_text(result.toml(), encoding="utf-8")

@@ -89,8 +89,15 @@ _NEAR = (
         "look-alike letters of another script (Cyrillic, Greek)",
         lambda t: t.translate(_LOOKALIKES),
     ),
+    (
+        "look-alike hyphens or digits of another script",
+        lambda t: "".join(_ascii_alike(c) for c in t),
+    ),
     ("letter case", lambda t: t.casefold()),
 )
+# Dashes that read as `-`: hyphen, non-breaking hyphen, figure dash, en dash, minus sign,
+# small and full-width hyphen-minus
+_HYPHENS = frozenset("\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d")
 # Where a text that names no id may hold several: `a,b`, `a;b`, `a<TAB>b`, `a b`, a CR inside
 _JOINED = re.compile(r"[,;\s]+")
 
@@ -104,6 +111,16 @@ def _strip_invisible(text: str) -> str:
     while end > start and (_invisible(text[end - 1]) or text[end - 1] in _QUOTES):
         end -= 1
     return text[start:end]
+
+
+def _ascii_alike(char: str) -> str:
+    """`-` for a dash that reads as one (`_HYPHENS`), the ASCII digit for a decimal digit of
+    another script (Unicode Nd: `\u0661` Arabic-Indic one reads as `1`), else `char`."""
+    if char in _HYPHENS:
+        return "-"
+    if not char.isascii() and unicodedata.category(char) == "Nd":
+        return str(unicodedata.decimal(char))
+    return char
 
 
 def _invisible(char: str) -> bool:
@@ -128,8 +145,9 @@ def near_key(text: str) -> str:
 def near_spellings(text: str, ids: Iterable[str]) -> list[tuple[str, str]]:
     """The ids of `ids` (other than `text`) that equal `text` once whitespace, quotes and
     invisible characters at the ends, whitespace and invisible characters inside, Unicode
-    normalization (NFC, then NFKC), look-alike letters of other scripts and letter case are
-    set aside, each with what sets them apart (the steps that made them equal)."""
+    normalization (NFC, then NFKC), look-alike letters of other scripts, look-alike hyphens
+    and non-ASCII digits, and letter case are set aside, each with what sets them apart (the
+    steps that made them equal)."""
     mine = _near_forms(text)
     found = []
     for other in ids:

@@ -179,12 +179,17 @@ def _summary(*rows: tuple[str, int, int, int]) -> dict:
             "requests",
         ),
         (
+            [("x", 400, 1, 0)],
+            "other models: 1 request above their pool (x 1); capacity known for 100% of their "
+            "requests",
+        ),
+        (
             [("x", 7, 0, 7), ("y", 3, 0, 3)],
             "other models: capacity unknown for all 10 of their requests (2 model(s)): no count "
             "of requests above their pool",
         ),
     ],
-    ids=["only-the-case", "rounded-down", "below-one-percent", "unknown-for-all"],
+    ids=["only-the-case", "rounded-down", "below-one-percent", "one-request", "unknown-for-all"],
 )
 def test_the_other_models_line_never_rounds_up_and_never_says_0_when_nothing_was_checked(
     rows, line

@@ -43,7 +43,9 @@ def test_report_evidence_section_gives_the_range_and_a_sentence_per_contribution
         "Upper bound: 3 quarantined record(s) could each have been an exposed response" in section
     )
     assert "Lower bound: 3 exposed response(s) have no status in the logs" in section
-    assert section.count("Lower bound:") == 2 and section.count("Upper bound:") == 3
+    # 3 upper-bound contributions and b.jsonl's 2 hours without records (coverage gaps)
+    assert section.count("Lower bound:") == 2 and section.count("Upper bound:") == 4
+    assert "Upper bound: 2 hours of the window have no or few records from b.jsonl" in section
 
 
 def test_report_evidence_section_lists_assumptions_gaps_and_warnings(body):
@@ -127,7 +129,10 @@ def test_notebook_coverage_and_assumptions_equal_the_summary(case, out):
 
 def test_notebook_shows_the_range_beside_the_count(case):
     assert "10 (range 6-15)" in case._repr_html_()
-    assert "exposed responses: 10 (range 6-15)" in case.headline().splitlines()
+    assert (
+        "exposed responses: 10 (range 6-15; the maximum may be higher: 2 hours of the window "
+        "with no or few records (b.jsonl))"
+    ) in case.headline().splitlines()
 
 
 def test_notebook_allow_empty_is_passed_to_the_analysis(tmp_path):

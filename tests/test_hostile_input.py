@@ -263,6 +263,81 @@ def test_an_exclusion_id_with_a_homoglyph_or_invisible_or_quote_is_refused_escap
 
 
 @pytest.mark.parametrize(
+    "dash, why",
+    [
+        ("\u2010", ""),  # HYPHEN
+        ("\u2011", "compatibility forms (NFKC: full-width letters, ligatures) and "),  # to U+2010
+        ("\u2012", ""),  # FIGURE DASH
+        ("\u2013", ""),  # EN DASH
+        ("\u2212", ""),  # MINUS SIGN
+        (
+            "\ufe63",
+            "compatibility forms (NFKC: full-width letters, ligatures)",
+        ),  # SMALL HYPHEN-MINUS
+        ("\uff0d", "compatibility forms (NFKC: full-width letters, ligatures)"),  # FULLWIDTH
+    ],
+)
+def test_an_exclusion_id_with_a_look_alike_hyphen_is_refused_escaped(
+    exclusion_db, tmp_path, dash, why
+):
+    # `acct<dash>x` was an id of its own naming no account: exit 0 and acct-x (r3) counted as
+    # exposed. U+2011 is NFKC's U+2010, which then reads as `-`; U+FE63 and U+FF0D are `-`
+    # under NFKC already (that step sets them apart first)
+    from forensics.errors import CaseError
+
+    why = (
+        why
+        if why.endswith("ligatures)")
+        else why + "look-alike hyphens or digits of another script"
+    )
+    case = _exclusion_copy(tmp_path, f'"acct{dash}x"')
+    with pytest.raises(CaseError) as e, DuckDBEngine(exclusion_db) as eng:
+        pipeline.analyze_case(eng, load_case(case))
+    assert e.value.line() == (
+        f"{case}:21 (exclude[1].accounts): exclusion id 'acct\\u{ord(dash):04x}x' names no "
+        f"account of the logs, but 'acct-x' does, apart from {why}; write the id exactly as "
+        "the logs spell it (ids are compared code point for code point)"
+    )
+
+
+@pytest.mark.parametrize(
+    "digit",
+    [
+        "\u0661",  # ARABIC-INDIC DIGIT ONE
+        "\u06f1",  # EXTENDED ARABIC-INDIC DIGIT ONE
+        "\u0967",  # DEVANAGARI DIGIT ONE
+        "\U0001d7cf",  # MATHEMATICAL BOLD DIGIT ONE (also NFKC, tried first)
+    ],
+)
+def test_an_exclusion_id_with_a_digit_of_another_script_is_refused_escaped(tmp_path, digit):
+    # The log's account is acct-1 (one exposed request, 500 > 100); the case excludes
+    # `acct-<digit one of another script>`: it named no account, exit 0 and 1 exposed
+    from forensics.errors import CaseError
+
+    (tmp_path / "gateway.jsonl").write_text(
+        '{"request_id": "r1", "ts": "2026-01-01T01:00:00Z", "account_id": "acct-1", "model": '
+        '"m", "prompt_tokens": 500, "completion_tokens": 10, "status": 200}\n'
+    )
+    text = (EXCL / "case-inline-space.toml").read_text().replace('" acct-x "', f'"acct-{digit}"')
+    case = tmp_path / "case.toml"
+    case.write_text(text, encoding="utf-8")
+    why = (
+        "compatibility forms (NFKC: full-width letters, ligatures)"
+        if digit == "\U0001d7cf"
+        else "look-alike hyphens or digits of another script"
+    )
+    written = f"\\U{ord(digit):08x}" if ord(digit) > 0xFFFF else f"\\u{ord(digit):04x}"
+    with pytest.raises(CaseError) as e, DuckDBEngine() as eng:
+        pipeline.ingest_sources(eng, load_case(case))
+        pipeline.analyze_case(eng, load_case(case))
+    assert e.value.line() == (
+        f"{case}:21 (exclude[1].accounts): exclusion id 'acct-{written}' names no account of "
+        f"the logs, but 'acct-1' does, apart from {why}; write the id exactly as the logs "
+        "spell it (ids are compared code point for code point)"
+    )
+
+
+@pytest.mark.parametrize(
     "name, written", [("comma", "'acct-a,acct-x'"), ("tab", "'acct-a\\u0009acct-x'")]
 )
 def test_an_exclusion_line_holding_two_ids_is_refused_naming_them(exclusion_db, name, written):
@@ -1048,6 +1123,33 @@ def test_force_replaces_one_of_two_inputs_ingested_under_the_same_name(tmp_path,
 
 
 # --- 7: no self-contradicting --out ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "analyze"])
+def test_an_out_inside_a_source_folder_is_refused_on_the_first_run(tmp_path, command):
+    # case-v1 with its source the folder `logs` (gw.jsonl moved into it) and --out
+    # logs/results: the first run wrote its CSVs and JSON there and the second ingested them
+    # as logs ("blast_radius.csv lacks 'id'"). Refused before anything is written
+    from forensics.errors import InputError
+
+    folder = _case(tmp_path, "stale-outputs")
+    (folder / "logs").mkdir()
+    (folder / "gw.jsonl").rename(folder / "logs" / "gw.jsonl")
+    case = folder / "case.toml"
+    text = (folder / "case-v1.toml").read_text(encoding="utf-8")
+    case.write_text(text.replace('path = "gw.jsonl"', 'path = "logs"'), encoding="utf-8")
+    out = folder / "logs" / "results"
+    with pytest.raises(InputError) as e:
+        if command == "run":
+            pipeline.run(case, out)
+        else:
+            pipeline.analyze(case, tmp_path / "c.duckdb", out)
+    assert e.value.line() == (
+        f"{out}: the output folder is inside the folder of [[source]] {folder / 'logs'}: the "
+        f"next ingest of the case would read its outputs as logs; give out= a "
+        f"folder outside {folder / 'logs'}"
+    )
+    assert not out.exists()
 
 
 def test_analyze_into_the_out_of_another_analysis_removes_its_lists_and_report(tmp_path):

@@ -230,6 +230,35 @@ def test_the_record_a_cut_stream_tears_is_quarantined_with_its_length_only(runne
     ]
 
 
+@pytest.mark.parametrize("comp", ["gzip", "zstd"])
+def test_a_stream_cut_inside_its_first_block_is_refused_as_truncated(runner, tmp_path, comp):
+    """The stream breaks inside its first block (gzip: its 10-byte header only; zstd: its
+    magic number and 1 byte of its frame header): nothing decompresses. It was refused as
+    "empty once decompressed", which sends the responder looking for an empty export; the
+    cause is the cut."""
+    folder = _copy(tmp_path, "cut-stream")
+    name = f"logs/gw.jsonl.{'gz' if comp == 'gzip' else 'zst'}"
+    (folder / "logs").mkdir()
+    (folder / name).write_bytes(_compress(comp, b"".join(LINES))[: 10 if comp == "gzip" else 5])
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(folder / "logs"),
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--profile",
+            "canonical",
+        ],
+    )
+    assert result.exit_code == 2
+    (line,) = messages(result.stderr)
+    assert line == (
+        f"error: {folder / name}: the {comp} stream is cut short (truncated) before its first "
+        "complete record: nothing in it can be read; get a complete copy of the file"
+    )
+
+
 def test_a_stream_cut_between_records_is_never_called_exact(runner, tmp_path):
     """The stream breaks right after r3's line end: 3 read, 3 loaded, nothing quarantined, so
     the range alone would be 1-1 with no contribution, which the report called exact. The

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from dbrows import rows
 
 from forensics.engines import DuckDBEngine
+from forensics.errors import InputError
 from forensics.ingest import ingest
 from forensics.ingest.shape import Shape, shape_of
 from forensics.mapping import load_mapping
@@ -117,3 +119,17 @@ def test_records_of_one_shape_repeating_a_mapped_key_are_each_quarantined(tmp_pa
         (1, "duplicate JSON key p"),
         (3, "duplicate JSON key p"),
     ]
+
+
+def test_an_extra_field_the_records_lack_is_named_as_the_mapping_names_it(tmp_path):
+    # [extra] bootstrap_room = "room" on records without `room`: the message named the
+    # internal key `x0` ("x0 points at 'room'"), which is in no file the responder has
+    mapping = _mapping(tmp_path, 'prompt_tokens = "p"\n[extra]\nbootstrap_room = "room"\n')
+    log = _log(tmp_path, _rec("r1", '"p":1'))
+    with pytest.raises(InputError) as e:
+        ingest([log], tmp_path / "i.duckdb", mapping=mapping)
+    assert e.value.line() == (
+        f"{mapping}:9 (extra): extra.bootstrap_room points at 'room', which {log} lacks "
+        "(records have no such field); map it to a field the source has, or use { const = "
+        "... }"
+    )

@@ -768,6 +768,10 @@ def test_the_regulator_summary_gives_the_numbers_as_ranges(engine, tmp_path):
     # 4-5; data owners 6 accounts, 11 requests, partial (r21 has no decode node; the excluded
     # r07 r09 r20 ran on dc-3, no decode capacity); set aside 3 accounts (qa, qa2, res) with
     # 1 + 2 = 3 requests
+
+    # 4-5; data owners 6 accounts, 11 requests, partial (r21 has no decode node); set aside 3
+    # accounts (qa, qa2, res) with 1 + 2 = 3 requests; qa is one of the 6 owners (r08, 1
+    # request at risk), so the owners' row says it holds 1 set-aside account, 1 request
     section = _section(
         text,
         "2. Categories and approximate numbers of data subjects and records concerned "
@@ -778,9 +782,11 @@ def test_the_regulator_summary_gives_the_numbers_as_ranges(engine, tmp_path):
         "| Customers who received affected responses, which may hold other customers' data | "
         "4-5 | 8-9 responses |\n"
         "| Customers whose data was at risk (their requests could have been read by an "
-        "affected response) | at least 6 | at least 11 requests |\n"
-        "| Set aside: the operator's own test accounts and researchers (reasons below), not "
-        "counted above | 3 | 3 requests |\n\n"
+        "affected response), including 1 set-aside account with 1 request: their data was in "
+        "the cache all the same | at least 6 | at least 11 requests |\n"
+        "| Set aside: the operator's own test accounts and researchers (reasons below); their "
+        "responses are not counted in the first row, their requests at risk are in the second "
+        "| 3 | 3 requests |\n\n"
         "Affected responses: 8 on the logs as read, at least 8 and at most 9 on the evidence. "
         "Customers who received them: 4 (4 with at least one response the evidence proves; 1 "
         "more whose requests the evidence leaves possibly affected).\n\n"
@@ -967,7 +973,13 @@ def test_incident_json_is_in_the_veris_shape(tmp_path):
         "containment": {"unit": "Hours", "value": 9.6},
     }
     assert veris["discovery_method"] == {"external": {"variety": ["Security researcher"]}}
-    assert veris["plus"]["kv_forensics"]["exposed_responses"] == {"min": 8, "likely": 8, "max": 9}
+    assert veris["plus"]["kv_forensics"]["exposed_responses"] == {
+        "min": 8,
+        "likely": 8,
+        "max": 9,
+        "max_may_be_higher": False,
+        "max_may_be_higher_because": [],
+    }
 
 
 def test_a_discovery_variety_that_veris_lacks_is_refused(engine, tmp_path):
@@ -1407,3 +1419,132 @@ def test_a_response_from_a_log_without_status_says_its_delivery_is_not_recorded(
     section = _section(_notice(tmp_path, "acct-c"), RECIPIENT)
     assert "10 tokens generated, delivery not recorded.\n" in section
     assert "generated and delivered" not in section
+
+
+def test_a_cut_input_leaves_the_regulators_maximum_open(engine, tmp_path):
+    """case_small's analysis (8 exposed, range 8-9, accounts 4-5, owners at least 6 / 11)
+    with an input cut short: requests logged after the break are in no figure, so the
+    regulator is never told 9 is a bound ("at most 9"); incident.json says so too."""
+    summary = {**_analyzed(engine), "cut_inputs": ["logs/gw.jsonl.gz"]}
+    text = _regulator(engine, tmp_path, summary=summary)
+    assert "at most 9" not in text
+    assert (
+        "| Customers who received affected responses, which may hold other customers' data | "
+        "4-5 or more | 8-9 or more responses |\n"
+    ) in text
+    assert (
+        "Affected responses: 8 on the logs as read, at least 8 on the evidence; 9 is the most "
+        "the records that could be read leave possible, not a bound: the true number may be "
+        "higher, because 1 log file was cut short, so the requests logged after the break "
+        "could not be read. Customers who received them: 4 "
+    ) in text
+    veris = json.loads((tmp_path / "notify" / "incident.json").read_text())
+    assert veris["plus"]["kv_forensics"]["exposed_responses"] == {
+        "min": 8,
+        "likely": 8,
+        "max": 9,
+        "max_may_be_higher": True,
+        "max_may_be_higher_because": ["1 input cut short (logs/gw.jsonl.gz)"],
+    }
+    assert veris["attribute"]["confidentiality"]["notes"].endswith(
+        "; the exposed responses and data_total may be higher than given (requests the logs "
+        "do not hold are in no figure): 1 input cut short (logs/gw.jsonl.gz)"
+    )
+
+
+def test_coverage_gaps_leave_the_regulators_maximum_open(engine, tmp_path):
+    """As above with 2 hours of the window in which requests.csv holds no record (a logging
+    outage) instead of a cut: the summary names the hours' count, and the owners' figures,
+    complete or not, become lower bounds."""
+    summary = _analyzed(engine)
+    gaps = [
+        {"source": "requests.csv", "hour": h, "records": 0, "expected": 3}
+        for h in ("2026-09-01T02:00:00Z", "2026-09-01T03:00:00Z")
+    ]
+    summary = {**summary, "coverage": {**summary["coverage"], "gaps": gaps}}
+    text = _regulator(engine, tmp_path, summary=summary)
+    assert "at most 9" not in text
+    assert (
+        "the true number may be higher, because the logs hold no or few records for 2 hours "
+        "of the period investigated (a logging outage, whole or partial), so requests made "
+        "then could not be counted."
+    ) in text
+    veris = json.loads((tmp_path / "notify" / "incident.json").read_text())
+    assert veris["plus"]["kv_forensics"]["exposed_responses"]["max_may_be_higher_because"] == [
+        "2 hours of the window with no or few records (requests.csv)"
+    ]
+
+
+def test_the_regulator_summary_counts_excluded_owners_as_at_risk_and_says_so(tmp_path):
+    """case_small: acct-qa (excluded, internal-test) is one of the 6 data owners with 1
+    request at risk (r08, README "Notification lists"): the owners' row includes it and says
+    so, the set-aside row no longer claims the set-aside accounts are in no figure above, and
+    incident.json's data_total (11, the sum of data_owners.csv) says it holds them."""
+    _notified(_case_copy(tmp_path / "case"), tmp_path / "out")
+    text = (tmp_path / "out/notify/regulator_summary.md").read_text()
+    owners = _csv(tmp_path / "out/notify/data_owners.csv")
+    assert sum(int(r["requests_at_risk"]) for r in owners) == 11
+    assert [r["account_id"] for r in owners if r["excluded_reason"]] == ["acct-qa"]
+    assert "not counted above" not in text
+    assert (
+        "including 1 set-aside account with 1 request: their data was in the cache all the "
+        "same | at least 6 | at least 11 requests |"
+    ) in text
+    veris = json.loads((tmp_path / "out/notify/incident.json").read_text())
+    assert veris["attribute"]["confidentiality"]["data_total"] == 11
+    assert veris["plus"]["kv_forensics"]["excluded_data_owners"] == {"accounts": 1, "requests": 1}
+    assert (
+        "including 1 request(s) of 1 account(s) the case file excludes"
+        in veris["attribute"]["confidentiality"]["notes"]
+    )
+
+
+def test_the_regulator_summary_claims_delivery_only_where_the_logs_record_it(tmp_path):
+    """partial/status.toml (README): s1-s4 exposed, 10 tokens each; only s1 gives a status,
+    s2-s4 are `status_unknown`. The notices say their delivery is not recorded, and so must
+    the regulator summary: 1 delivered, 3 generated with delivery not recorded."""
+    pipeline.run(PARTIAL_DIR / "status.toml", tmp_path)
+    text = (tmp_path / "notify" / "regulator_summary.md").read_text(encoding="utf-8")
+    assert (
+        "Content delivered: of the 4 affected responses, 1 carried generated content to the "
+        "customer, 3 generated content whose delivery the logs do not record, 0 carried none, "
+        "and for 0 the logs give no count.\n"
+    ) in text
+
+
+def test_the_regulator_summary_shows_labels_without_stray_escapes(tmp_path):
+    """The summary is read as Markdown source: a label keeps its `:`, `.`, `(`, `#` as
+    written (nothing of Markdown starts there), while what could start syntax is still escaped
+    so it renders as its own text: `[x](http://e.example)` and `*b*` stay text."""
+    events = (
+        '\n[[event]]\nat = "2026-09-01T08:00:00Z"\nlabel = "Regulator-only: fix v1.2 (#36988)"\n'
+        'audience = "regulator"\n'
+        '\n[[event]]\nat = "2026-09-01T09:00:00Z"\nlabel = "[x](http://e.example) *b*"\n'
+        'audience = "regulator"\n'
+    )
+    _notified(_case_copy(tmp_path / "case", events), tmp_path / "out")
+    summary = (tmp_path / "out/notify/regulator_summary.md").read_text()
+    timeline = _section(summary, "7. Timeline up to the 72-hour mark")
+    assert timeline == (
+        "\n- 2026-09-01T08:00:00Z: Regulator-only: fix v1.2 (#36988)\n"
+        "- 2026-09-01T09:00:00Z: \\[x\\](http\\://e.example) \\*b\\*\n"
+    )
+    text, kinds = _rendered(timeline)
+    assert "[x](http://e.example) *b*" in text
+    assert not kinds & {"link_open", "em_open"}
+
+
+def test_the_regulator_summary_says_1_request_not_1_requests(engine, tmp_path):
+    """case_small's analysis with 1 data owner request and 1 set-aside request (by reason
+    internal-test): each count of 1 takes the singular."""
+    summary = _analyzed(engine)
+    summary = {
+        **summary,
+        "data_owners": {**summary["data_owners"], "accounts": 1, "requests": 1},
+        "excluded_by_reason": {"internal-test": 1},
+    }
+    text = _regulator(engine, tmp_path, summary=summary)
+    assert "| at least 1 | at least 1 request |\n" in text
+    assert "in the second | 3 | 1 request |\n" in text
+    assert "Set aside by reason: internal-test 1 request.\n" in text
+    assert "1 requests" not in text

@@ -179,7 +179,7 @@ def test_report_shows_the_blast_radius_of_every_model_and_the_other_models_line(
     section = re.search(r'<section id="blast-radius">.*?</section>', html, re.S).group(0)  # type: ignore[union-attr]
     text = text_of(section)
     line = (
-        "other models: 1 requests above their pool (x 1); capacity known for 75% of their requests"
+        "other models: 1 request above their pool (x 1); capacity known for 75% of their requests"
     )
     assert line in text
     assert "m yes 10 4 1 0 2026-08-27T01:00:00Z 2026-08-27T05:00:00Z 4 0" in text

@@ -284,7 +284,7 @@ def test_run_prints_the_top_reasons_of_each_input_before_the_headline(runner, tm
     result = runner.invoke(app, ["run", str(CASE_FILE), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     reasons = result.output.index(f"quarantined in {EVIDENCE_DIR / 'a.jsonl'}: ")
-    assert reasons < result.output.index("exposed responses: 10 (range 6-15)")
+    assert reasons < result.output.index("exposed responses: 10 (range 6-15")
 
 
 # --- case-file ids that match nothing ---------------------------------------------------------
@@ -455,7 +455,11 @@ def test_the_headline_says_how_many_requests_in_scope_lack_a_capacity():
     engine, summary, _ = partial_analyzed(partial_case("halfcover"))
     engine.close()
     lines = headline.headline(summary).splitlines()
-    assert "exposed responses: 2 (range 2-3)" in lines
+    # named.jsonl has no record at 00:00 and 05:00 (coverage gaps): the maximum may be higher
+    assert (
+        "exposed responses: 2 (range 2-3; the maximum may be higher: 2 hours of the window with "
+        "no or few records (named.jsonl))"
+    ) in lines
     assert "in scope: 4 of 5 loaded requests; 2 with no [[capacity]] entry in force" in lines
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +213,40 @@ def test_a_local_time_the_clock_went_over_twice_is_quarantined(tmp_path: Path) -
         ]
         reason = eng.scalar("SELECT reason FROM quarantine WHERE row = 2")
     assert reason.startswith("local time 2026-11-01 01:30:00 occurs twice in America/New_York")
+
+
+def test_a_log_without_role_is_refused_saying_trtllm_logs_name_none(tmp_path: Path) -> None:
+    """context-0.log holds no line that names a role (TensorRT-LLM prints none): the fix
+    asks for --role, never for SGLang's server_args or ReqTimeStats lines."""
+    with pytest.raises(InputError) as info:
+        pipeline.capacity([LOG], tmp_path / "c.duckdb")
+    assert info.value.what == "cannot tell the role (prefill or decode) of node(s) context-0"
+    role = "\u27e6role\u27e7"  # errors.option: --role on the command line, role= in Python
+    assert info.value.fix == (
+        f"give {role} (TensorRT-LLM's logs name no role: give each role's logs with its own {role})"
+    )
+
+
+def test_a_pool_above_the_engines_own_context_limit_gives_no_empty_band(
+    tmp_path: Path, runner: Any
+) -> None:
+    """README: 294,912 tokens with context 131,072 from 14:03:31; 8,192 with 8,192 from
+    15:31:10. Against a window of 300,000 both pools are below the window, but no prompt size
+    lies between pool and context limit: the note said `prompts of 294913..131071 tokens`
+    and blamed SGLang's placeholder."""
+    from forensics.cli import app
+
+    result = runner.invoke(
+        app,
+        [
+            *("capacity", str(LOG), "--db", str(tmp_path / "c.duckdb"), "--role", "prefill"),
+            *("--context-window", "300000"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "  prefill context-0 from 2026-01-20T14:03:31Z: pool 294912 < window 300000; no prompt "
+        "size lies between the pool and the engine's own context limit (131072): the engine "
+        "refuses every prompt the pool cannot hold\n"
+    ) in result.stdout
+    assert "SGLang" not in result.stdout

@@ -13,6 +13,7 @@ from partial_case import partial_analyzed, partial_case, partial_copy
 
 from forensics import pipeline
 from forensics.case import Capacity
+from forensics.render import headline
 from forensics.render import report as report_page
 
 SKEW = '\n[uncertainty]\nclock_skew = "2m"\n'
@@ -216,7 +217,9 @@ def test_the_report_gives_one_sentence_per_contribution(tmp_path):
     engine, summary = _analyzed(tmp_path, BOTH)
     with engine:
         sentences = report_page.evidence_view(summary)["sentences"]
-    assert len(sentences) == len(summary["exposure_range"]["contributions"]) == 9
+    # and one more: b.jsonl's 2 hours without records (coverage gaps) leave the maximum open
+    assert len(sentences) == len(summary["exposure_range"]["contributions"]) + 1 == 10
+    assert sentences[-1][1].startswith("2 hours of the window have no or few records from b.jsonl")
     assert (
         "min",
         "2 exposed response(s) would not be exposed if the gateway clock were off "
@@ -370,3 +373,33 @@ def test_a_gateway_and_engine_length_that_disagree_are_listed_and_warned_about()
         "prompt_tokens; the engine's decides, and changes the band of 2: e1: gateway 45,000 "
         "(exposed), engine 35,012 (fits); e2: gateway 30,000 (fits), engine 850,908 (exposed)"
     ) in warnings
+
+
+def test_a_count_with_coverage_gaps_is_never_called_exact(exact_summary):
+    """exact_summary (range 8-8, no contribution) with two hours of the window in which
+    requests.csv holds no record: requests logged then are in no figure, so neither the
+    report nor the headline may present 8 as a bound (one rule: `headline.max_open`)."""
+    summary = {
+        **exact_summary,
+        "coverage": {
+            **exact_summary["coverage"],
+            "gaps": [
+                {"source": "requests.csv", "hour": h, "records": 0, "expected": 3}
+                for h in ("2026-09-01T02:00:00Z", "2026-09-01T03:00:00Z")
+            ],
+        },
+    }
+    view = report_page.evidence_view(summary)
+    assert view["exact"] is False
+    assert view["sentences"] == [
+        (
+            "max",
+            "2 hours of the window have no or few records from requests.csv (an outage, whole "
+            "or partial: see Coverage): requests logged then are in no figure, so the maximum "
+            "may be higher.",
+        )
+    ]
+    assert headline.range_text(summary) == (
+        " (range 8-8; the maximum may be higher: 2 hours of the window with no or few records "
+        "(requests.csv))"
+    )

@@ -624,6 +624,12 @@ def test_kv_faults_reconcile_with_the_gateway_and_widen_the_range(tmp_path: Path
             "CREATE TABLE bands AS SELECT 'abc' AS request_id, 'exposed' AS band, "
             "200 AS status, CAST(NULL AS VARCHAR) AS exclusion_reason"
         )
+        eng.execute("CREATE VIEW case_requests AS SELECT * FROM requests")
+        eng.execute("CREATE TABLE case_success_status AS SELECT 200 AS status")
+        eng.execute(
+            "CREATE TABLE case_exclusions AS SELECT CAST(NULL AS VARCHAR) AS account_id, "
+            "CAST(NULL AS VARCHAR) AS reason WHERE FALSE"
+        )
         out = evidence.engine_evidence(eng, SimpleNamespace(context_window=None, sources=()))  # type: ignore[arg-type]
     assert out is not None
     assert out["engine_kv_faults"] == 2
@@ -677,3 +683,51 @@ def test_ingest_reads_a_folder_of_vllm_logs_with_the_year_given(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     with DuckDBEngine(tmp_path / "c.duckdb") as eng:
         assert eng.rows("SELECT sum(rows_read), sum(duplicates) FROM inputs") == [(21, 2)]
+
+
+def test_a_february_29_outside_a_leap_year_is_quarantined_naming_the_day_and_year(
+    tmp_path: Path,
+) -> None:
+    """Line 2 is dated 02-29, read in 2026 (--year): no such day. It was quarantined as if
+    it had no `mm-dd HH:MM:SS` time at all, which sends the responder looking at the line's
+    head; the cause is the year."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 02-28 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 8192}",
+        "(EngineCore pid=3) INFO 02-29 14:04:02 [kv_cache_utils.py:1314] GPU KV cache size: 16,384 tokens",
+    )
+    with load(tmp_path, log, year=2026) as eng:
+        assert eng.rows("SELECT row, reason FROM quarantine") == [
+            (
+                2,
+                "its day 02-29 is not a day of 2026, the year the line is read in (the year "
+                "given, or the one nearest the case window)",
+            )
+        ]
+
+
+def test_the_preflight_note_names_the_engine_it_read(tmp_path: Path, runner: Any) -> None:
+    """A vLLM start with max_model_len 32,768 and a pool of 16,384 tokens, against a window
+    of 100,000: prompts of 16,385..32,767 are larger than the pool. The note said SGLang up to
+    0.5.18 serves them from a placeholder; it is a vLLM log."""
+    log = write(
+        tmp_path,
+        "p.log",
+        "INFO 01-20 14:02:11 [utils.py:278] non-default args: {'model': 'm', 'max_model_len': 32768}",
+        "(EngineCore pid=3) INFO 01-20 14:04:02 [kv_cache_utils.py:1314] GPU KV cache size: 16,384 tokens",
+    )
+    result = runner.invoke(
+        app,
+        [
+            *("capacity", str(log), "--db", str(tmp_path / "c.duckdb")),
+            *("--year", "2026", "--context-window", "100000"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "pool 16384 < window 100000; prompts of 16385..32767 tokens are larger than the pool "
+        "(vLLM log: SGLang's one-token placeholder does not apply; whether they were refused "
+        "or served is not known from the pool alone)"
+    ) in result.stdout
+    assert "SGLang up to 0.5.18" not in result.stdout

@@ -75,6 +75,14 @@ def preflight(engine: SQLEngine, context_window: int | None) -> list[dict[str, A
     ]
 
 
+def engines(engine: SQLEngine) -> dict[str, str]:
+    """The engine whose log gave each node's capacity spans: node -> `sglang`, `vllm` or
+    `trtllm` ({} without spans)."""
+    if not engine.table_exists("engine_capacity"):
+        return {}
+    return {str(node): str(name) for node, name in engine.frame("capacity/engines").rows()}
+
+
 def faults(engine: SQLEngine) -> list[dict[str, Any]]:
     """The rows of `engine_faults` (JSON-ready), by node, time and line; [] without one."""
     if not engine.table_exists("engine_faults"):

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..case import Case
 from ..engines import SQLEngine
+from ..schema import DEFAULT_STATUS
 from . import capacity, exposure, scope
 
 
@@ -64,8 +65,11 @@ def reconcile(engine: SQLEngine) -> dict[str, Any]:
             "request_ids": list(request_ids or []),
             "bootstrap_rooms": list(rooms or []),
         }
-    if engine.table_exists("engine_kv_fault_requests"):
-        for side, reason, n, request_ids in engine.frame("evidence/kv_reconcile").rows():
+    if engine.table_exists("engine_kv_fault_requests") and engine.scalar(
+        "SELECT count(*) FROM engine_kv_fault_requests"
+    ):
+        rows = engine.frame("evidence/kv_reconcile", default_status=DEFAULT_STATUS).rows()
+        for side, reason, n, request_ids in rows:
             out[side]["count"] += n
             if side != "matched":
                 out[side]["reasons"][reason] = {

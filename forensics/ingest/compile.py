@@ -138,7 +138,7 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
             if not _json_has(structure, path):
                 if src.optional:
                     return None
-                raise _lacks(m, key, src, p.path, "records have no such field")
+                raise _lacks(m, label, src, p.path, "records have no such field")
             # one json_extract(_string) call per record for all paths: parses it once
             paths = json_paths if as_json else text_paths
             paths.append(_json_path(path))
@@ -158,7 +158,7 @@ def compile_mapping(engine: DuckDBEngine, p: Prepared, m: Mapping) -> Compiled:
                 )
                 why = f"no such column: {where}; a preamble before the header is declared "
                 why += "with [csv] skip = N"
-            raise _lacks(m, key, src, p.path, why)
+            raise _lacks(m, label, src, p.path, why)
         return col
 
     select = ["__row", "__raw", "__err"]
@@ -575,10 +575,13 @@ def _visible(columns: dict[str, str]) -> list[str]:
     return [c for c in columns if not c.startswith("__")][:20]
 
 
-def _lacks(m: Mapping, key: str, src: FieldSource, path: str, why: str) -> InputError:
+def _lacks(m: Mapping, label: str, src: FieldSource, path: str, why: str) -> InputError:
+    """A mapped field (`label`: `fields.prompt_tokens`, `extra.bootstrap_room`) whose source
+    the input lacks, named as the mapping names it."""
+    shown = label.removeprefix("fields.")
     return InputError(
-        f"{key} points at {src.value!r}, which {path} lacks ({why})",
-        where=m.where(f"fields.{key}" if not key.startswith("x") else "extra", src.line),
+        f"{shown} points at {src.value!r}, which {path} lacks ({why})",
+        where=m.where(label if label.startswith("fields.") else "extra", src.line),
         fix="map it to a field the source has, or use { const = ... }",
     )
 

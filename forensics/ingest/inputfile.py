@@ -202,6 +202,13 @@ def prepare(path: Path, m: Mapping, scratch: Path, prehash: Prehash | None = Non
                 )
             else:
                 out_bytes = _torn(prepared, comp, scratch, check.lf + 1)
+        if out_bytes == 0 and truncated:
+            raise InputError(
+                f"the {comp} stream is cut short (truncated) before its first complete "
+                "record: nothing in it can be read",
+                where=where,
+                fix="get a complete copy of the file",
+            )
         if out_bytes == 0:
             raise InputError(
                 "the file is empty once decompressed", where=where, fix="check the export"

@@ -4,6 +4,8 @@ JSON-ready dict for scripts (`headline_figures`, what `--json` prints)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +100,7 @@ def other_models_lines(summary: dict[str, Any]) -> list[str]:
     which = ", ".join(f"{model} {_n(n)}" for model, n in over if n)
     share = known * 100 // requests
     return [
-        f"other models: {_n(total)} requests above their pool"
+        f"other models: {_n(total)} request{'' if total == 1 else 's'} above their pool"
         + (f" ({which})" if which else "")
         + f"; capacity known for {share if share else '<1'}% of their requests"
     ]
@@ -139,11 +141,57 @@ def engine_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def range_text(summary: dict[str, Any]) -> str:
-    """` (range MIN-MAX)` after the exposure count, when the summary holds the range."""
+    """` (range MIN-MAX)` after the exposure count, when the summary holds the range, and
+    why the maximum may be higher when it may (`max_open`)."""
     rng = summary.get("exposure_range")
     if not isinstance(rng, dict):
         return ""
-    return f" (range {_n(rng.get('min'))}-{_n(rng.get('max'))})"
+    why = "; ".join(c.short for c in max_open(summary))
+    more = f"; the maximum may be higher: {why}" if why else ""
+    return f" (range {_n(rng.get('min'))}-{_n(rng.get('max'))}{more})"
+
+
+@dataclass(frozen=True)
+class MaxOpen:
+    """One reason the exposure range's maximum may be higher than it says: `kind` `cut`
+    (inputs cut short, `names` the inputs) or `gaps` (hours of the window with no or few
+    records, `names` the sources); `count` inputs or hours."""
+
+    kind: str
+    count: int
+    names: tuple[str, ...]
+
+    @property
+    def short(self) -> str:
+        """The reason in a few words (headline, incident.json)."""
+        if self.kind == "cut":
+            what = "1 input" if self.count == 1 else f"{self.count:,} inputs"
+            return f"{what} cut short ({', '.join(self.names)})"
+        what = "1 hour" if self.count == 1 else f"{self.count:,} hours"
+        return f"{what} of the window with no or few records ({', '.join(self.names)})"
+
+
+def max_open(summary: Mapping[str, Any]) -> list[MaxOpen]:
+    """Why the maximum of the exposure range may be higher than it says: the one rule the
+    report, the headline, the regulator summary and incident.json share. Requests logged
+    after the break of an input cut short (`cut_inputs`) or in an hour a source has no or few
+    records for (`coverage.gaps`: an outage, whole or partial) are in no figure."""
+    out = []
+    cut = [str(c) for c in summary.get("cut_inputs") or []]
+    if cut:
+        out.append(MaxOpen("cut", len(cut), tuple(cut)))
+    gaps = (summary.get("coverage") or {}).get("gaps") or []
+    if gaps:
+        sources = tuple(sorted({str(g.get("source")) for g in gaps}))
+        out.append(MaxOpen("gaps", len(gaps), sources))
+    return out
+
+
+def is_exact(summary: Mapping[str, Any]) -> bool:
+    """Whether the exposure count is exact on the evidence: the summary holds the range, no
+    request widens it, and nothing leaves its maximum open (`max_open`)."""
+    rng = summary.get("exposure_range")
+    return isinstance(rng, Mapping) and not rng.get("contributions") and not max_open(summary)
 
 
 def _n(value: Any) -> str:

@@ -25,6 +25,7 @@ from ..case import Case, key_location
 from ..errors import InputError
 from ..formats import iso
 from ..version import versions
+from .headline import max_open
 from .notices import to_text
 
 FILE = "incident.json"
@@ -77,12 +78,25 @@ _NAMESPACE = uuid.UUID("6d1d3a0e-9b7c-5f43-9a2e-6b6f72656e73")  # kv-forensics' 
 
 
 def incident_json(
-    case: Case, summary: Mapping[str, Any], *, first_exposed: datetime | None
+    case: Case,
+    summary: Mapping[str, Any],
+    *,
+    first_exposed: datetime | None,
+    excluded_owners: tuple[int, int] = (0, 0),
 ) -> bytes:
-    """incident.json's bytes (sorted keys, indent 2, a final newline)."""
+    """incident.json's bytes (sorted keys, indent 2, a final newline). `excluded_owners`:
+    the (accounts, requests at risk) of data_owners.csv's excluded accounts, which
+    `data_total` includes."""
     rng = summary.get("exposure_range") or {}
     low = int(rng.get("min", summary["exposure_count"]))
     high = int(rng.get("max", summary["exposure_count"]))
+    open_max = [m.short for m in max_open(summary)]
+    more = (
+        "; the exposed responses and data_total may be higher than given (requests the logs "
+        "do not hold are in no figure): " + "; ".join(open_max)
+        if open_max
+        else ""
+    )
     owners = summary.get("data_owners") or {}
     start = first_exposed if first_exposed is not None else case.window_start
     aware = case.awareness
@@ -96,7 +110,13 @@ def incident_json(
         "requests."
     )
     confidentiality: dict[str, Any] = {
-        "data_disclosure": "Yes" if low > 0 else "Potentially" if high > 0 else "No",
+        "data_disclosure": "Yes"
+        if low > 0
+        else "Potentially"
+        if high > 0
+        else "Unknown"
+        if open_max
+        else "No",
         "data_victim": ["Customer"],
         "data": [{"variety": "Unknown"}],
         "state": ["Processed"],
@@ -108,15 +128,24 @@ def incident_json(
             "data_total: the data owners' requests at risk (requests of other customers an "
             "exposed response could have read)"
             + (
+                f", including {excluded_owners[1]:,} request(s) of {excluded_owners[0]:,} "
+                "account(s) the case file excludes (the operator's own or researchers' "
+                "accounts: their data was in the cache all the same)"
+                if excluded_owners[0]
+                else ""
+            )
+            + (
                 f"; attribution partial, so at least this many: {owners.get('reason')}"
                 if status == "partial"
                 else ""
             )
+            + more
         )
     else:
         confidentiality["notes"] = (
             "data_total not given: the data owners could not be attributed"
             + (f" ({owners.get('reason')})" if owners.get("reason") else "")
+            + more
         )
     timeline: dict[str, Any] = {
         "incident": {
@@ -134,7 +163,11 @@ def incident_json(
         "schema_name": "verisc",
         "schema_version": SCHEMA_VERSION,
         "incident_id": str(uuid.uuid5(_NAMESPACE, f"{case.name}\0{iso(case.window_start)}")),
-        "security_incident": "Confirmed" if low > 0 else "Suspected" if high > 0 else "Near miss",
+        "security_incident": "Confirmed"
+        if low > 0
+        else "Suspected"
+        if high > 0 or open_max
+        else "Near miss",
         "reference": case.name,
         "summary": summary_text,
         "timeline": timeline,
@@ -156,6 +189,12 @@ def incident_json(
                     "min": low,
                     "likely": int(summary["exposure_count"]),
                     "max": high,
+                    "max_may_be_higher": bool(open_max),
+                    "max_may_be_higher_because": open_max,
+                },
+                "excluded_data_owners": {
+                    "accounts": excluded_owners[0],
+                    "requests": excluded_owners[1],
                 },
                 "affected_accounts": int(summary["affected_accounts"]),
                 "data_owners": {

@@ -52,6 +52,7 @@ from markdown_it.token import Token
 from ..case import Case
 from ..errors import InputError
 from ..formats import iso, printable
+from .headline import MaxOpen, max_open
 
 STEM_CHARS = 60
 HASH_CHARS = 16
@@ -111,6 +112,28 @@ def md(text: str) -> str:
     Cached: a case's notices repeat the same models, nodes and labels thousands of times."""
     escaped = _MD_SYNTAX.sub(r"\\\1", printable(text, one_line=True))
     return "\\" + escaped if escaped.startswith("-") else escaped
+
+
+# What `prose_md` escapes wherever it is: code, emphasis, links, HTML, entities, tables,
+# strikethrough, math, e-mail autolinks; a `:` before `/` (a URL autolink); the `.` of `www.`
+_PROSE_SYNTAX = re.compile(r"([\\`*_\[\]<>&|~$@])|:(?=/)|(?<![0-9A-Za-z])(?i:www)\.")
+# What starts a block at the start of a line: a heading, list item, thematic break, setext
+# underline, ordered list item (`1.` `1)`)
+_PROSE_START = re.compile(r"^(?:([#+=-])|([0-9]{1,9})([.)]))")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def prose_md(text: str) -> str:
+    """`text` (data) as Markdown that renders as that text, with a backslash only before what
+    could start Markdown syntax where it stands (`Regulator-only: upstream fix` stays as it
+    is, `GLM-5.3 (beta)` too); `md` escapes every punctuation character that ever could."""
+    shown = printable(text, one_line=True)
+    escaped = _PROSE_SYNTAX.sub(
+        lambda m: m.group()[:-1] + "\\." if len(m.group()) > 1 else "\\" + m.group(), shown
+    )
+    return _PROSE_START.sub(
+        lambda m: "\\" + m.group(1) if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped
+    )
 
 
 def plain(text: str) -> str:
@@ -305,8 +328,14 @@ def _join(blocks: list[tuple[str, bool]], gap: str) -> str:
 class Template:
     """A notice template: bundled, or a file the case file names (`where`: its key's place)."""
 
-    def __init__(self, path: Path | None, bundled: str, where: str | None = None):
+    def __init__(
+        self, path: Path | None, bundled: str, where: str | None = None, prose: bool = False
+    ):
+        """`prose`: data is escaped in the Markdown form only where it could start Markdown
+        syntax there (`prose_md`), for a document read as Markdown source (the regulator
+        summary); notices escape every syntax character (`md`)."""
         self.name = str(path) if path is not None else bundled
+        self.prose = prose
         self._values: list[Any] = []
         self._forms: OrderedDict[str, _Shape] = OrderedDict()
         if path is None:
@@ -353,7 +382,13 @@ class Template:
             self._forms[skeleton] = shape
             if len(self._forms) > SKELETONS:
                 self._forms.popitem(last=False)
-        return shape.fill(values, [_forms(v) for v in values])
+        forms_of = [_forms(v) for v in values]
+        if self.prose:
+            forms_of = [
+                (prose_md(v), *f[1:]) if isinstance(v, str) and not isinstance(v, Markdown) else f
+                for v, f in zip(values, forms_of, strict=True)
+            ]
+        return shape.fill(values, forms_of)
 
     def _render(self, context: Mapping[str, Any]) -> str:
         try:
@@ -387,6 +422,7 @@ class Template:
             lstrip_blocks=True,
         )
         env.filters["n"] = _count
+        env.filters["counted"] = _counted
         return env
 
     @staticmethod
@@ -542,6 +578,14 @@ def _count(value: Any) -> Any:
     return value
 
 
+def _counted(value: Any, word: str, more: str = "") -> Any:
+    """A count and its noun, singular for exactly 1 (`1 request`, `6,074 requests`, `1 or
+    more requests` with `more`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Markdown(f"{value:,}{more} {word}{'' if value == 1 and not more else 's'}")
+    return value
+
+
 # --- what the templates see (docs/notices.md lists every name) ----------------------------
 
 TO_COMPLETE = {
@@ -620,9 +664,14 @@ def regulator_context(
     excluded_accounts: int,
     jurisdictions: Sequence[Mapping[str, Any]] | None,
     deadlines: Sequence[Mapping[str, Any]],
+    excluded_owners: tuple[int, int] = (0, 0),
+    delivery: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The regulator summary: every figure from summary.json (the analysis), the tiers,
-    excluded accounts and jurisdictions from the lists' tables; the events split at the
+    excluded accounts and jurisdictions from the lists' tables; `excluded_owners` the
+    (accounts, requests at risk) of data_owners.csv's excluded accounts; `delivery` the
+    exposed responses by the notices' delivery rule (notify/delivery.sql; default summary.json's
+    split); why the maximum may be higher (`headline.max_open`); the events split at the
     72-hour mark."""
     exclusions = summary.get("exclusions") or {}
     aware = shared.get("awareness")
@@ -634,8 +683,10 @@ def regulator_context(
             "exposure_count": summary["exposure_count"],
             "affected_accounts": summary["affected_accounts"],
             "tiers": dict(tiers),
-            "delivery": summary.get("exposed_by_delivery"),
+            "delivery": delivery if delivery is not None else summary.get("exposed_by_delivery"),
             "range": summary.get("exposure_range"),
+            "max_open": [Markdown(max_open_text(m)) for m in max_open(summary)],
+            "excluded_owners": excluded_owners,
             "data_owners": summary.get("data_owners"),
             "exclusions_applied": bool(exclusions.get("applied", True)),
             "excluded_by_reason": [
@@ -653,6 +704,18 @@ def regulator_context(
         "jurisdictions": jurisdictions,
         "deadlines": list(deadlines),
     }
+
+
+def max_open_text(reason: MaxOpen) -> str:
+    """Why the maximum may be higher (`headline.max_open`), in a regulator's words."""
+    if reason.kind == "cut":
+        what = "1 log file was" if reason.count == 1 else f"{reason.count:,} log files were"
+        return f"{what} cut short, so the requests logged after the break could not be read"
+    hours = "1 hour" if reason.count == 1 else f"{reason.count:,} hours"
+    return (
+        f"the logs hold no or few records for {hours} of the period investigated (a logging "
+        "outage, whole or partial), so requests made then could not be counted"
+    )
 
 
 _NO_NODES = "the logs name no decode node"

@@ -402,23 +402,34 @@ def write_lists(
     regulator, veris = folder / "regulator_summary.md", folder / incident.FILE
     if summary is not None:
         tiers = frames[RECIPIENTS.name]["tier"].value_counts()
+        owners = frames[DATA_OWNERS.name].filter(pl.col("excluded_reason").is_not_null())
+        delivery = engine.frame("notify/delivery").row(0, named=True)
         context = notices.regulator_context(
             notices.case_context(case, "regulator"),
             summary,
             tiers={t: int(n) for t, n in tiers.iter_rows()},
             excluded_accounts=frames[EXCLUDED.name].height,
+            excluded_owners=(owners.height, int(owners["requests_at_risk"].sum() or 0)),
+            delivery={k: int(v) for k, v in delivery.items()},
             jurisdictions=[notices.values(j) for j in frames[JURISDICTIONS.name].to_dicts()]
             if JURISDICTIONS.name in frames
             else None,
             deadlines=[notices.values(d) for d in _deadline_rows(case)],
         )
         context["jurisdiction_column"] = jurisdiction
-        text = notices.Template(None, notices.REGULATOR_TEMPLATE).render(context).md
+        text = notices.Template(None, notices.REGULATOR_TEMPLATE, prose=True).render(context).md
         regulator.write_bytes(text.encode("utf-8"))
         result.paths.append(regulator)
         firsts = frames[RECIPIENTS.name]["first_exposed_at"].drop_nulls().to_list()
         first = min((parse_utc(t) for t in firsts), default=None)
-        veris.write_bytes(incident.incident_json(case, summary, first_exposed=first))
+        veris.write_bytes(
+            incident.incident_json(
+                case,
+                summary,
+                first_exposed=first,
+                excluded_owners=context["figures"]["excluded_owners"],
+            )
+        )
         result.paths.append(veris)
     else:
         _remove(regulator)

@@ -35,7 +35,7 @@ from ..schema import BAND_MEANINGS
 from ..version import versions as tool_versions
 from . import charts, figures
 from .figures import VL_VERSION
-from .headline import other_models_lines
+from .headline import MaxOpen, is_exact, max_open, other_models_lines
 
 MAX_OWNER_ROWS = 25
 NOT_AVAILABLE = "not available"
@@ -529,8 +529,9 @@ CONTRIBUTION_SENTENCES = {
 }
 EXACT = (
     "The count is exact on the evidence given: no quarantined record, request without a "
-    "capacity entry, assumed status, conflicting duplicate, engine-only signature or declared "
-    "clock or token uncertainty could change it."
+    "capacity entry, assumed status, conflicting duplicate, engine-only signature, declared "
+    "clock or token uncertainty, input cut short or hour of the window without records could "
+    "change it."
 )
 
 
@@ -540,6 +541,17 @@ def cut_sentence(paths: list[str]) -> str:
     return (
         f"{what} cut short (a truncated gzip or zstd stream: {', '.join(paths)}): requests "
         "logged after the break are in no figure, so the maximum may be higher."
+    )
+
+
+def gap_sentence(reason: MaxOpen) -> str:
+    """The sentence for hours of the window with no or few records (summary.json
+    `coverage.gaps`)."""
+    what = "1 hour" if reason.count == 1 else f"{reason.count:,} hours"
+    return (
+        f"{what} of the window {'has' if reason.count == 1 else 'have'} no or few records from "
+        f"{', '.join(reason.names)} (an outage, whole or partial: see Coverage): requests "
+        "logged then are in no figure, so the maximum may be higher."
     )
 
 
@@ -581,11 +593,14 @@ def evidence_view(summary: Mapping[str, Any]) -> dict[str, Any]:
             (c.get("direction"), contribution_sentence(c, summary))
             for c in rng.get("contributions") or []
         ]
-        view["exact"] = not rng.get("contributions")
-    cut = summary.get("cut_inputs") or []
-    if cut:  # records after the break are unknown: never exact
-        view["exact"] = False
-        view["sentences"].append(("max", cut_sentence([str(c) for c in cut])))
+    view["exact"] = is_exact(summary)
+    for reason in max_open(summary):  # requests in no figure: never exact
+        view["sentences"].append(
+            (
+                "max",
+                cut_sentence(list(reason.names)) if reason.kind == "cut" else gap_sentence(reason),
+            )
+        )
     entries = summary.get("assumptions")
     if isinstance(entries, list):
         view["assumptions"] = Table(

@@ -198,6 +198,9 @@ fields AS (
         clock_fault,
         first_line_ts,
         last_line_ts,
+        -- the year a headed line's month-day is not a day of (02-29 outside a leap year)
+        CASE WHEN md_ts IS NOT NULL AND own_ts IS NULL THEN year_no END AS dayless_year,
+        strftime(md_ts, '%m-%d') AS month_day,
         source_row = CAST($torn_row AS BIGINT) AS torn,
         CASE WHEN kind = 'received' THEN NULL ELSE left(line, 2048) END AS raw,
         CASE WHEN kind = 'received' THEN left(msg, 200) ELSE msg END AS msg
@@ -288,6 +291,10 @@ SELECT
     try_cast(nullif(usage_text, '') AS DOUBLE) AS usage_pct,
     CASE
         WHEN clock_fault IS NOT NULL THEN clock_fault
+        WHEN dayless_year IS NOT NULL
+            THEN 'its day ' || month_day || ' is not a day of '
+                || CAST(dayless_year AS VARCHAR) || ', the year the line is read in (the '
+                || 'year given, or the one nearest the case window)'
         WHEN ts IS NULL THEN 'no "mm-dd HH:MM:SS" time on or before an engine evidence line'
         WHEN run_in
             THEN 'two lines run together: an args dump run into the line before it (the launch '
