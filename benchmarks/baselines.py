@@ -11,8 +11,9 @@ independently of forensics/ and queries/ (neither is imported; the case file is 
 tomllib), with other techniques than the toolkit's (a CASE chain over the capacity entries,
 ASOF joins for the walk-back), so that `compare` agreeing with the toolkit is evidence, not a
 tautology. The blast radius here takes the `[[capacity]]` entries alone: the toolkit also takes
-an engine's own prefill pool for a model no entry holds, from engine logs, which the
-benchmark's cases do not have.
+an engine's own prefill pool for a model no entry holds, and another model's own context
+limit, from engine logs, which the benchmark's cases do not have (so the case's context
+window bounds the case's models only, and other models have no upper bound).
 
 Bare reads: `duckdb_bare_read` is DuckDB's own read_parquet / read_json into a table of a
 fresh database file (no mapping, typing, de-duplication or accounting): the floor for
@@ -736,7 +737,9 @@ def duckdb_equal_work(
                    coalesce(
                        coalesce(status, {DEFAULT_STATUS}) IN (SELECT status FROM ok)
                        AND prompt_tokens >= over_from
-                       AND prompt_tokens <= $context_window,
+                       -- the case's context window bounds the case's models only
+                       AND (model NOT IN (SELECT model FROM models)
+                            OR prompt_tokens <= $context_window),
                        FALSE
                    ) AS over
             FROM capped
@@ -971,7 +974,8 @@ def polars_equal_work(case: str, requests: str, out_dir: str) -> dict[str, Any]:
     over = (
         pl.col("status").fill_null(DEFAULT_STATUS).is_in(s["success_status"])
         & (prompt >= over_from)
-        & (prompt <= s["context_window"])
+        # the case's context window bounds the case's models only
+        & (~pl.col("model").is_in(s["models"]) | (prompt <= s["context_window"]))
     ).fill_null(False)
     in_window = (ts >= s["start"]) & (ts < s["end"])
     radius = (
