@@ -133,6 +133,12 @@ QUOTES: list[tuple[str, str]] = [
         "with <<data_owners/requests|,>> requests at risk; <<rows:notify/excluded.csv>> excluded.",
     ),
     (
+        "docs/notices.md",
+        "(the bundled case: `<<data_owners/read_by/excluded/accounts>> of them through such "
+        "responses` and `including 4 set-aside accounts with 52 requests` of "
+        "<<data_owners/accounts>> and <<data_owners/requests|,>>);",
+    ),
+    (
         "docs/outputs.md",
         "`acct-076c33bcab` has <<csv:notify/data_owners.csv:acct-076c33bcab:requests_at_risk>> "
         "requests at risk and <<csv:notify/data_owners.csv:acct-076c33bcab:exposures>> exposures",
