@@ -502,9 +502,9 @@ def require_sources(
     file's path is not the file on disk now (a log re-exported under its name since: figures
     of the old export, named as if of this one), or that holds a file ingested from a source
     folder or glob which no longer holds it (`scope.gone_source`). A file counts as there
-    when `inputs` holds
-    its path or, for a moved copy, its sha256. The files are `files` (`source_files`, whose
-    hashes the command's scope then reuses), each hashed at most once."""
+    when `inputs` holds its path or, for a moved copy, its sha256. The files are `files`
+    (`source_files`, whose hashes the command's scope then reuses), each hashed at most
+    once."""
     files = files or source_files()
     held = scope.input_paths(eng)
     missing = scope.missing_source(case, held, files)
@@ -796,11 +796,6 @@ def demo_case(name: str = "glm53") -> Path:
     )
 
 
-# The lines that tell a node's role, by engine (a vLLM node without kv_role serves both
-# roles; TensorRT-LLM's logs name none)
-_ROLE_LINES = {"sglang": "ingest SGLang logs that hold server_args or ReqTimeStats lines"}
-
-
 def capacity(
     logs: list[str] | list[Path],
     db: str | Path,
@@ -842,18 +837,11 @@ def capacity(
         )
     unknown = sorted({e["node"] for e in entries if e["role"] is None})
     if unknown:
-        hints = [_ROLE_LINES[name] for name in sorted(by_engine) if name in _ROLE_LINES]
         raise InputError(
             f"cannot tell the role (prefill or decode) of node(s) {', '.join(unknown)}",
             where=where,
             fix=f"give {option('role')}"
-            + (f", or {' or '.join(hints)}" if hints else "")
-            + (
-                " (TensorRT-LLM's logs name no role: give each role's logs with its own "
-                f"{option('role')})"
-                if "trtllm" in by_engine
-                else ""
-            ),
+            + "".join(ingest.ENGINE_READERS[name].role_fix for name in sorted(by_engine)),
         )
     if not entries:
         cut = [capacity_timeline.fault_text(f) for f in faults if f["kind"] == "quarantined"]

@@ -77,7 +77,9 @@ class LogFormat:
     give none), `counts` (loaded, duplicates, quarantined; None: KV fault repeats are the
     duplicates) and `finish` (run once after all files of a call). `roles`: what `role` may
     be given as; `needs_year`: its lines name no year (a `Clock` gives it), and `clock` the
-    query giving a log's first and last month-day and its new years (`_chain_years`)."""
+    query giving a log's first and last month-day and its new years (`_chain_years`).
+    `role_fix`: what a refusal for a node of unknown role adds after "give --role" (the
+    lines that would tell it, or that the engine's logs tell none)."""
 
     name: str
     title: str
@@ -89,6 +91,7 @@ class LogFormat:
     roles: tuple[str, ...] = (*schema.ROLES, "both")
     needs_year: bool = False
     clock: str | None = None
+    role_fix: str = ""
 
 
 @dataclass(frozen=True)

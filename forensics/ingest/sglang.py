@@ -53,6 +53,7 @@ FORMAT = LogFormat(
     counts="sglang/counts",
     finish=("sglang/fill_abort_rooms",),
     roles=ROLES,
+    role_fix=", or ingest SGLang logs that hold server_args or ReqTimeStats lines",
 )
 register(starts="sglang/starts", capacity="sglang/capacity")
 

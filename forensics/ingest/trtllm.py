@@ -11,6 +11,7 @@ and the end of the PyTorch backend's memory estimation -> `engine_startup` -> `e
 
 from __future__ import annotations
 
+from ..errors import option
 from .capacity_spans import register
 from .engine_logs import LogFormat
 
@@ -19,5 +20,7 @@ FORMAT = LogFormat(
     "TensorRT-LLM",
     parse="trtllm/parse",
     inserts=(("engine_startup", "trtllm/insert_startup"),),
+    role_fix=f" (TensorRT-LLM's logs name no role: give each role's logs with its own "
+    f"{option('role')})",
 )
 register(starts="trtllm/starts", capacity="trtllm/capacity")
