@@ -72,8 +72,7 @@ def test_manifest_rows_are_the_bytes_the_json_encoder_writes(files):
     assert _dumps(body) == json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
 
 
-def _notify_files(monkeypatch, folder, fork: bool, page_items: int) -> dict[str, bytes]:
-    monkeypatch.setattr(notify, "FORK_RENDERERS", fork)
+def _notify_files(monkeypatch, folder, page_items: int) -> dict[str, bytes]:
     monkeypatch.setattr(notify, "PAGE_ITEMS", page_items)
     eng = engine_with_requests()
     try:
@@ -88,12 +87,12 @@ def _notify_files(monkeypatch, folder, fork: bool, page_items: int) -> dict[str,
     }
 
 
-def test_notices_rendered_in_forked_pages_are_those_rendered_in_one_process(monkeypatch, tmp_path):
+def test_notices_rendered_over_several_pages_are_those_rendered_in_one(monkeypatch, tmp_path):
     """case_small notifies 6 accounts (tests/test_notices.py); with pages of 3 listed
-    requests they are rendered over several pages, two child processes at a time, and every
-    file (index.csv with each notice's sha256, the notices, the messages) is the same as
-    rendered page after page in this process."""
-    here = _notify_files(monkeypatch, tmp_path / "here", fork=False, page_items=PAGE)
-    forked = _notify_files(monkeypatch, tmp_path / "forked", fork=True, page_items=3)
-    assert len([f for f in here if f.endswith(".md") and "/md/" in f]) == 6
-    assert forked == here
+    requests they are rendered over several pages, the next read while one renders, and
+    every file (index.csv with each notice's sha256, the notices, the messages) is the same
+    as rendered in one page."""
+    one = _notify_files(monkeypatch, tmp_path / "one", page_items=PAGE)
+    paged = _notify_files(monkeypatch, tmp_path / "paged", page_items=3)
+    assert len([f for f in one if f.endswith(".md") and "/md/" in f]) == 6
+    assert paged == one

@@ -24,13 +24,9 @@ and orders the columns the writer writes and writes README.md, so the two cannot
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import os
-import pickle
-import signal
-from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,12 +48,6 @@ UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
-RENDERERS = 2  # pages of notices rendered at once (`_Renderers`)
-# Pages rendered in forked processes: off. The parent forks while its reader thread runs
-# DuckDB and Polars (whose thread pools a forked child may find locked: Polars warns against
-# fork), and on this project's 2-core machine it saved no CPU, only wall time we could not
-# measure under load. Rendered here, with the files written by helper processes (`writer`).
-FORK_RENDERERS = False
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -611,15 +601,16 @@ def _write_notices(
 
     done: list[_Page] = []
     # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
-    # rendered; only that thread uses the engine meanwhile (a forked renderer never does)
-    with ThreadPoolExecutor(max_workers=1) as reader, _Renderers(job) as renderers:
+    # rendered; only that thread uses the engine meanwhile
+    # rendering is Python (one core); the files are written and hashed by helper processes
+    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
         ahead = reader.submit(read, 0) if pages else None
         for at, (_, rows) in enumerate(pages):
             assert ahead is not None
             items = ahead.result()
             ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            done.extend(renderers.render(rows.to_dicts(), items))
-        done.extend(renderers.finish())
+            done.append(_render_page(job, rows.to_dicts(), items, files.write))
+    done.append(_Page(hashes=files.hashes))
     taken: dict[str, str] = {}
     for page in done:
         for row in page.index:
@@ -742,94 +733,6 @@ def _render_page(
             page.emls += 1
         page.index.append((account, roles, row["tier"] or "", ref, name, eml, ""))
     return page
-
-
-class _Renderers:
-    """Renders the pages of notices, in their order. Where the system forks processes
-    (`FORK_RENDERERS`; `RENDERERS` at once), each page in a child process, which writes its files
-    itself and sends back its rows: rendering is Python, one core per process, and a forked
-    child starts with the template, the case and the page already in memory. Elsewhere the
-    pages are rendered here, their files written by helper processes (`writer.Files`)."""
-
-    def __init__(self, job: _Job) -> None:
-        self.job = job
-        self.files: writer.Files | None = None if FORK_RENDERERS else writer.Files()
-        self.running: deque[tuple[int, int]] = deque()  # (pid, read end of its pipe)
-
-    def render(self, rows: list[dict[str, Any]], items: _PageItems) -> list[_Page]:
-        """Render a page; the pages finished meanwhile (in order)."""
-        if self.files is not None:
-            return [_render_page(self.job, rows, items, self.files.write)]
-        done = []
-        if len(self.running) >= RENDERERS:
-            done.append(self._collect(*self.running.popleft()))
-        self.running.append(self._fork(rows, items))
-        return done
-
-    def finish(self) -> list[_Page]:
-        """The pages still being rendered, once done (with every file written and hashed)."""
-        done = [self._collect(*self.running.popleft()) for _ in range(len(self.running))]
-        if self.files is not None:
-            self.files.close()
-            page = _Page(hashes=self.files.hashes)
-            done.append(page)
-        return done
-
-    def _fork(self, rows: list[dict[str, Any]], items: _PageItems) -> tuple[int, int]:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid:
-            os.close(write_end)
-            return pid, read_end
-        # the child: render, reply, and leave without running the parent's exit handlers
-        status = 1
-        try:
-            os.close(read_end)
-            hashes: dict[str, tuple[int, str]] = {}
-
-            def write(path: str, data: bytes) -> None:
-                hashes[path] = writer.write_file(path, data)
-
-            try:
-                page = _render_page(self.job, rows, items, write)
-                page.hashes = hashes
-                reply: Any = page
-            except BaseException as e:  # raised again in the parent
-                reply = e
-            with os.fdopen(write_end, "wb") as sink:
-                try:
-                    sink.write(pickle.dumps(reply))
-                except Exception as e:  # an error that does not pickle: as its text
-                    sink.write(pickle.dumps(RuntimeError(f"{type(e).__name__}: {reply}")))
-            status = 0
-        finally:
-            os._exit(status)
-
-    def _collect(self, pid: int, read_end: int) -> _Page:
-        with os.fdopen(read_end, "rb") as source:
-            reply = source.read()
-        _, status = os.waitpid(pid, 0)
-        if not reply:
-            raise RuntimeError(f"a notice renderer stopped (status {status})")
-        page = pickle.loads(reply)
-        if isinstance(page, BaseException):
-            raise page
-        assert isinstance(page, _Page)
-        return page
-
-    def __enter__(self) -> _Renderers:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        while self.running:  # a failure: the other renderers stopped
-            pid, read_end = self.running.popleft()
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
-            os.close(read_end)
-        if self.files is not None and kind is not None:
-            self.files.__exit__(kind)
 
 
 def _notice_accounts(
