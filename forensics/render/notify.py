@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,14 +40,18 @@ from ..engines import SQLEngine
 from ..errors import AnalysisError, InputError, command, decode_utf8
 from ..formats import iso, printable, write_csv
 from ..schema import clean_id
-from . import incident, messages, notices, writer
+from . import incident, messages, notices, processes, writer
 from .notices import Block, Markdown, md
 
 MAX_IDS_IN_WARNING = 10
 UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
-PAGE_ITEMS = 100_000  # listed requests per page of notices
+PAGE_ITEMS = 100_000  # listed requests per page of notices (at most)
+# from this many listed requests the pages are rendered by RENDERERS processes (below it,
+# starting them costs more than it saves)
+PARALLEL_ITEMS = 20_000
+RENDERERS = 2
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -347,6 +351,33 @@ def write_lists(
     result = NotifyResult(warnings=load_accounts(engine, case))
     jurisdiction = _load_jurisdictions(engine, case)
     address_columns = _address_columns(engine, case)
+    folder = out_dir / "notify"
+    # the renderer processes start (import) while this one writes the lists
+    renderers = (
+        _Renderers(case, address_columns, folder / NOTICES)
+        if _listed_rows(engine) >= PARALLEL_ITEMS
+        else None
+    )
+    try:
+        return _write_all(
+            engine, case, folder, summary, result, jurisdiction, address_columns, renderers
+        )
+    finally:
+        if renderers is not None:
+            renderers.close()
+
+
+def _write_all(
+    engine: SQLEngine,
+    case: Case,
+    folder: Path,
+    summary: Mapping[str, Any] | None,
+    result: NotifyResult,
+    jurisdiction: str | None,
+    address_columns: list[str],
+    renderers: _Renderers | None,
+) -> NotifyResult:
+    """`write_lists` once the accounts are loaded (and the renderers, if any, started)."""
     engine.write_frame("notify_exclusions", _exclusions(case), "account_id")
     engine.materialize(
         "notify_quarantine",
@@ -357,7 +388,6 @@ def write_lists(
     engine.materialize("notify_range", "notify/range")
     template = _template(case)
 
-    folder = out_dir / "notify"
     frames = {
         RECIPIENTS.name: RECIPIENTS.select(engine.frame("notify/recipients")),
         DATA_OWNERS.name: DATA_OWNERS.select(engine.frame("notify/data_owners")),
@@ -379,6 +409,7 @@ def write_lists(
         frames[DATA_OWNERS.name],
         template,
         address_columns,
+        renderers,
     )
     result.warnings.extend(written.warnings)
     result.hashes = written.hashes
@@ -575,42 +606,41 @@ def _write_notices(
     owners: pl.DataFrame,
     template: notices.Template,
     address_columns: list[str],
+    renderers: _Renderers | None,
 ) -> Written:
     """One notice per notified account (the module doc), a page of accounts at a time: its
-    Markdown under notices/md/, its message under notices/eml/."""
+    Markdown under notices/md/, its message under notices/eml/; rendered by `renderers` when
+    given, else in this process."""
     for sub in (MD_FOLDER, EML_FOLDER):
         _clear_notices(folder / sub)
     accounts = _notice_accounts(engine, case, recipients, owners)
+    items = int(accounts["_weight"].sum() or 0)
+    accounts = _paged(accounts, _page_size(items) if renderers is not None else PAGE_ITEMS)
+    md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     engine.write_frame("notify_pages", accounts.select("account_id", "page"), "account_id")
     engine.materialize("notify_exposed", "notify/exposed")
     engine.materialize("notify_owner_requests", "notify/owner_requests")
     uncertain = _uncertain(engine)
     shown = _shown_ids(engine)
     composer = _composer(case)
-    shared = notices.case_context(case, "customer")
-    md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     if accounts.height:
         md_dir.mkdir(parents=True, exist_ok=True)
     if accounts.height and composer is not None:
         eml_dir.mkdir(parents=True, exist_ok=True)
-    job = _Job(case, shared, template, composer, address_columns, md_dir, eml_dir)
     pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
-
-    def read(at: int) -> _PageItems:
-        return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
-
-    done: list[_Page] = []
-    # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
-    # rendered; only that thread uses the engine meanwhile
-    # rendering is Python (one core); the files are written and hashed by helper processes
-    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
-        ahead = reader.submit(read, 0) if pages else None
-        for at, (_, rows) in enumerate(pages):
-            assert ahead is not None
-            items = ahead.result()
-            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            done.append(_render_page(job, rows.to_dicts(), items, files.write))
-    done.append(_Page(hashes=files.hashes))
+    if renderers is not None:
+        done = renderers.render(engine, pages, uncertain, shown)
+    else:
+        job = _Job(
+            case,
+            notices.case_context(case, "customer"),
+            template,
+            composer,
+            address_columns,
+            md_dir,
+            eml_dir,
+        )
+        done = _render_here(engine, job, pages, uncertain, shown)
     taken: dict[str, str] = {}
     for page in done:
         for row in page.index:
@@ -656,6 +686,105 @@ def _write_notices(
         warnings,
         hashes,
     )
+
+
+_Pages = list[tuple[int, pl.DataFrame]]  # (page, its accounts' rows)
+
+
+def _render_here(
+    engine: SQLEngine, job: _Job, pages: _Pages, uncertain: pl.DataFrame, shown: pl.DataFrame
+) -> list[_Page]:
+    """Render every page in this process: the next page is read and worded (DuckDB, Polars:
+    Python's lock free) while one is rendered; the files are written and hashed by helper
+    processes (`writer.Files`)."""
+
+    def read(at: int) -> _PageItems:
+        page, rows = pages[at]
+        frames = _page_frames(engine, page, rows["roles"])
+        return _word_page(frames, rows, uncertain, shown, job.template)
+
+    done: list[_Page] = []
+    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
+        ahead = reader.submit(read, 0) if pages else None
+        for at, (_, rows) in enumerate(pages):
+            assert ahead is not None
+            items = ahead.result()
+            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+            done.append(_render_page(job, rows.to_dicts(), items, files.write))
+    done.append(_Page(hashes=files.hashes))
+    return done
+
+
+class _Renderers:
+    """`RENDERERS` processes (`processes.Workers`) that word, render and write pages of
+    notices, each file written and hashed where it is rendered. This process reads each
+    page's requests from the case database and hands them over as frames; the pages come
+    back in order."""
+
+    def __init__(self, case: Case, address_columns: list[str], folder: Path):
+        """`folder`: notify/notices/, where the notices are written."""
+        self._workers = processes.Workers(
+            RENDERERS, _start_renderer, (case, address_columns, folder)
+        )
+
+    def render(
+        self, engine: SQLEngine, pages: _Pages, uncertain: pl.DataFrame, shown: pl.DataFrame
+    ) -> list[_Page]:
+        """Every page's `_Page`, in page order."""
+
+        def tasks() -> Iterator[tuple[Any, ...]]:
+            for page, rows in pages:
+                frames = _page_frames(engine, page, rows["roles"])
+                exposed = frames.get("responses")
+                mine = (
+                    uncertain.join(exposed.select("request_id"), on="request_id", how="semi")
+                    if exposed is not None
+                    else uncertain.clear()
+                )
+                yield (rows, frames, mine, shown)
+
+        return list(self._workers.map(_render_there, tasks()))
+
+    def close(self) -> None:
+        """Stop the processes (the pages not begun are dropped: after a failure)."""
+        self._workers.close()
+
+
+_RENDERER: _Job | None = None  # in a renderer process: what `_start_renderer` set up
+
+
+def _start_renderer(case: Case, address_columns: list[str], folder: Path) -> None:
+    """A renderer process's start: the template, message parts and shared texts, once."""
+    global _RENDERER
+    _RENDERER = _Job(
+        case,
+        notices.case_context(case, "customer"),
+        _template(case),
+        _composer(case),
+        address_columns,
+        folder / MD_FOLDER,
+        folder / EML_FOLDER,
+    )
+
+
+def _render_there(
+    rows: pl.DataFrame,
+    frames: dict[str, pl.DataFrame],
+    uncertain: pl.DataFrame,
+    shown: pl.DataFrame,
+) -> _Page:
+    """In a renderer process: word, render and write one page; its `_Page` with the hashes."""
+    job = _RENDERER
+    assert job is not None, "a renderer process is started by _start_renderer"
+    items = _word_page(frames, rows, uncertain, shown, job.template)
+    hashes: dict[str, tuple[int, str]] = {}
+
+    def write(path: str, data: bytes) -> None:
+        hashes[path] = writer.write_file(path, data)
+
+    page = _render_page(job, rows.to_dicts(), items, write)
+    page.hashes = hashes
+    return page
 
 
 @dataclass
@@ -739,7 +868,7 @@ def _notice_accounts(
     engine: SQLEngine, case: Case, recipients: pl.DataFrame, owners: pl.DataFrame
 ) -> pl.DataFrame:
     """One row per notified account, sorted: its list rows' figures, its contacts, `roles`
-    (`;`-joined), and the `page` of notices it is written in."""
+    (`;`-joined), and `_weight`: about how many list items its notice holds."""
     r = recipients.select(c for c in RECIPIENTS.columns if c != "request_ids")
     o = owners.select(*DATA_OWNERS.columns)
     both = r.join(o, on="account_id", how="full", coalesce=True)
@@ -776,14 +905,28 @@ def _notice_accounts(
         + pl.when(has("possible_recipient")).then(pl.col("possible_requests")).otherwise(0)
         + pl.when(has("data_owner")).then(pl.col("requests_at_risk")).otherwise(0)
     ).fill_null(1)
-    return (
-        both.sort("account_id")
-        .with_columns(weight.alias("_weight"))
-        .with_columns(
-            ((pl.col("_weight").cum_sum() - pl.col("_weight")) // PAGE_ITEMS).alias("page")
-        )
-        .drop("_weight")
-    )
+    return both.sort("account_id").with_columns(weight.alias("_weight"))
+
+
+def _paged(accounts: pl.DataFrame, size: int) -> pl.DataFrame:
+    """`accounts` (`_notice_accounts`) with the `page` of notices each is written in: pages
+    of about `size` listed requests (an account's list is never split)."""
+    start = pl.col("_weight").cum_sum() - pl.col("_weight")
+    return accounts.with_columns((start // size).alias("page")).drop("_weight")
+
+
+def _listed_rows(engine: SQLEngine) -> int:
+    """About how many requests the notices list (exposed responses and data-owner pairs; a
+    bound, before the lists are made): what decides whether renderer processes are worth
+    starting."""
+    return int(engine.frame("notify/listed_rows")["listed"][0] or 0)
+
+
+def _page_size(items: int) -> int:
+    """Listed requests per page when pages are rendered by `RENDERERS` processes: enough
+    pages that each process has several (one slow page does not leave the other idle long),
+    no page over `PAGE_ITEMS`."""
+    return max(1, min(PAGE_ITEMS, items // (8 * RENDERERS)))
 
 
 def _uncertain(engine: SQLEngine) -> pl.DataFrame:
@@ -897,23 +1040,33 @@ class _PageItems:
     contact_columns: list[str]
 
 
-def _page_items(
-    engine: SQLEngine,
-    page: int,
+def _page_frames(engine: SQLEngine, page: int, roles: pl.Series) -> dict[str, pl.DataFrame]:
+    """The requests a page of notices lists, read from the case database, by list
+    (`responses`, `possible`, `requests`): only the lists its accounts' roles have."""
+    frames: dict[str, pl.DataFrame] = {}
+    if roles.str.contains("^recipient|;recipient").any():
+        frames["responses"] = engine.frame("notify/page_exposed", page=page)
+    if roles.str.contains("possible_recipient").any():
+        frames["possible"] = engine.frame("notify/page_possible", page=page)
+    if roles.str.contains("data_owner").any():
+        frames["requests"] = engine.frame("notify/page_owner_requests", page=page)
+    return frames
+
+
+def _word_page(
+    frames: Mapping[str, pl.DataFrame],
     rows: pl.DataFrame,
     uncertain: pl.DataFrame,
     shown: pl.DataFrame,
     template: notices.Template,
 ) -> _PageItems:
-    """Read and word the requests a page of notices lists (see `_PageItems`)."""
-    roles = rows["roles"]
+    """Word the requests a page of notices lists (`_page_frames`; see `_PageItems`)."""
     lists: dict[str, dict[str, Block]] = {"responses": {}, "possible": {}, "requests": {}}
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {k: {} for k in lists}
     unrecorded: dict[str, int] = {}
     contact_columns = [c for c in rows.columns if c not in _NOTICE_COLUMNS]
-    if roles.str.contains("^recipient|;recipient").any():
-        frame = engine.frame("notify/page_exposed", page=page)
-        frame = frame.join(uncertain, on="request_id", how="left")
+    if "responses" in frames:
+        frame = frames["responses"].join(uncertain, on="request_id", how="left")
         frame = frame.with_columns(pl.col("categories").fill_null(pl.lit([], pl.List(pl.String))))
         frame = _displayed(frame, shown)
         lists["responses"] = _blocks(frame, _response_line(frame))
@@ -923,18 +1076,21 @@ def _page_items(
         unrecorded = dict(unknown.group_by("account_id").len().iter_rows())
         if template.uses("responses"):
             kept["responses"] = _rows(frame, delivery=True)
-    if roles.str.contains("possible_recipient").any():
-        frame = engine.frame("notify/page_possible", page=page)
-        frame = frame.group_by(["account_id", "range_key"], maintain_order=True).agg(
-            pl.first("request_id", "source", "row", "at", "prompt_tokens"),
-            pl.col("category").unique(maintain_order=True).alias("categories"),
+    if "possible" in frames:
+        frame = (
+            frames["possible"]
+            .group_by(["account_id", "range_key"], maintain_order=True)
+            .agg(
+                pl.first("request_id", "source", "row", "at", "prompt_tokens"),
+                pl.col("category").unique(maintain_order=True).alias("categories"),
+            )
         )
         frame = _displayed(frame, shown)
         lists["possible"] = _blocks(frame, _possible_line(frame))
         if template.uses("possible_requests"):
             kept["possible"] = _rows(frame.drop("range_key"))
-    if roles.str.contains("data_owner").any():
-        frame = _displayed(engine.frame("notify/page_owner_requests", page=page), shown)
+    if "requests" in frames:
+        frame = _displayed(frames["requests"], shown)
         lists["requests"] = _blocks(frame, _owner_line(frame))
         if template.uses("requests"):
             kept["requests"] = _rows(frame)
@@ -1130,11 +1286,15 @@ def _blocks(frame: pl.DataFrame, line: _Line) -> dict[str, Block]:
         .str.replace_all(">", "&gt;", literal=True)
         .str.replace_all('"', "&quot;", literal=True)
     )
-    lines = frame.select(
+    # the item's words after the name, made once (an eager select computes an expression
+    # each time it appears)
+    worded = frame.select("account_id", "shown", line.expr.alias("_line"))
+    rest = pl.col("_line")
+    lines = worded.select(
         "account_id",
-        pl.concat_str(pl.lit("- "), md_name, line.expr).alias("md"),
-        pl.concat_str(pl.lit("- "), name, line.expr).alias("text"),
-        pl.concat_str(pl.lit("<li>"), html_name, line.expr, pl.lit("</li>")).alias("html"),
+        pl.concat_str(pl.lit("- "), md_name, rest).alias("md"),
+        pl.concat_str(pl.lit("- "), name, rest).alias("text"),
+        pl.concat_str(pl.lit("<li>"), html_name, rest, pl.lit("</li>")).alias("html"),
     )
     grouped = lines.group_by("account_id", maintain_order=True).agg(
         pl.col("md").str.join("\n"), pl.col("text").str.join("\n"), pl.col("html").str.join("\n")

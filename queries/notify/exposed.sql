@@ -13,3 +13,5 @@ SELECT
 FROM bands AS b
 JOIN notify_pages AS p ON p.account_id = b.account_id
 WHERE b.band = 'exposed'
+-- stored in page order: a page's rows are then a few blocks (`page_exposed`)
+ORDER BY p.page, b.account_id, b.ts, b.request_id

@@ -24,3 +24,5 @@ SELECT
 FROM per_request AS r
 JOIN notify_pages AS p ON p.account_id = r.account_id
 LEFT JOIN bands AS b ON b.request_id = r.request_id
+-- stored in page order: a page's rows are then a few blocks (`page_owner_requests`)
+ORDER BY p.page, r.account_id, r.end_ts, r.request_id
