@@ -1066,7 +1066,7 @@ def _word_page(
     unrecorded: dict[str, int] = {}
     contact_columns = [c for c in rows.columns if c not in _NOTICE_COLUMNS]
     if "responses" in frames:
-        frame = frames["responses"].join(uncertain, on="request_id", how="left")
+        frame = _timed(frames["responses"], ts="at").join(uncertain, on="request_id", how="left")
         frame = frame.with_columns(pl.col("categories").fill_null(pl.lit([], pl.List(pl.String))))
         frame = _displayed(frame, shown)
         lists["responses"] = _blocks(frame, _response_line(frame))
@@ -1090,11 +1090,25 @@ def _word_page(
         if template.uses("possible_requests"):
             kept["possible"] = _rows(frame.drop("range_key"))
     if "requests" in frames:
-        frame = _displayed(frames["requests"], shown)
+        frame = _displayed(_timed(frames["requests"], ts="at", end_ts="ended_at"), shown)
         lists["requests"] = _blocks(frame, _owner_line(frame))
         if template.uses("requests"):
             kept["requests"] = _rows(frame)
     return _PageItems(lists, kept, unrecorded, contact_columns)
+
+
+def _timed(frame: pl.DataFrame, **names: str) -> pl.DataFrame:
+    """`frame` with each time column (`names`: column -> its name as text, in its place) as
+    the notices write a time: ISO 8601 in UTC, microseconds unless none, `Z`
+    (`2026-08-27T16:07:09.608000Z`, `2026-08-27T16:07:09Z`); null stays null."""
+    texts = []
+    for column, name in names.items():
+        ts = pl.col(column)
+        zone = frame.schema[column].time_zone  # type: ignore[attr-defined]
+        ts = ts.dt.replace_time_zone("UTC") if zone is None else ts.dt.convert_time_zone("UTC")
+        digits = ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6f").str.replace(r"\.000000$", "")
+        texts.append(pl.concat_str(digits, pl.lit("Z")).alias(name))
+    return frame.with_columns(texts).select(names.get(c, c) for c in frame.columns)
 
 
 _NOTICE_COLUMNS = {

@@ -16,13 +16,11 @@ SELECT
     p.page,
     r.request_id,
     r.end_ts,
-    regexp_replace(strftime(timezone('UTC', b.ts), '%Y-%m-%dT%H:%M:%S.%f'), '\.000000$', '')
-        || 'Z' AS at,
-    regexp_replace(strftime(timezone('UTC', r.end_ts), '%Y-%m-%dT%H:%M:%S.%f'), '\.000000$', '')
-        || 'Z' AS ended_at,
+    b.ts,
     r.exposures
 FROM per_request AS r
 JOIN notify_pages AS p ON p.account_id = r.account_id
 LEFT JOIN bands AS b ON b.request_id = r.request_id
--- stored in page order: a page's rows are then a few blocks (`page_owner_requests`)
-ORDER BY p.page, r.account_id, r.end_ts, r.request_id
+-- stored in page order: a page's rows are then a few blocks (`page_owner_requests`); the
+-- times are worded with the page, where the notices are rendered
+ORDER BY p.page
