@@ -16,7 +16,11 @@ evidence leaves possible (tier possible, unless `[notify] possible = "none"`) an
 owner; not an account of an `[[exclude]]` entry unless that entry says `notify = true`.
 
 The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests),
-so no more than a page is held in memory at any size.
+so no more than a page is held in memory at any size. Up to `PARALLEL_ITEMS` listed
+requests the pages are worded and rendered in this process and the files written by helper
+processes (`writer.Files`); above it `RENDERERS` renderer processes (`processes.Workers`)
+each take whole pages, handed over as frames of their requests, and write and hash their
+files. Both give the same bytes.
 
 Each CSV's columns are a `ListFile`: the one table of column -> meaning that both selects
 and orders the columns the writer writes and writes README.md, so the two cannot drift.
@@ -50,8 +54,8 @@ MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messag
 PAGE_ITEMS = 100_000  # listed requests per page of notices (at most)
 # from this many listed requests the pages are rendered by RENDERERS processes (below it,
 # starting them costs more than it saves)
-PARALLEL_ITEMS = 20_000
-RENDERERS = 2
+PARALLEL_ITEMS = 2_000_000
+RENDERERS = max(2, min(4, os.cpu_count() or 2))  # renderer processes (docs/decisions.md)
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
