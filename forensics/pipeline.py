@@ -336,7 +336,8 @@ def publish(
             *(integrity.Output(f"{rel}/", work / rel, by) for rel, by in units.items()),
             *stays,
         ]
-        (work / MANIFEST).write_bytes(integrity.manifest(eng, case, outputs))
+        with (work / MANIFEST).open("wb") as sink:
+            integrity.write_manifest(eng, case, outputs, sink)
         fallback = integrity.manifest(eng, case, stays)
         companions = [f"{rel}.wal" for rel in staged if rel.endswith(".duckdb")]
         if close is not None:

@@ -14,7 +14,7 @@ from case_small_db import CASE_DIR, case_small, engine_with_requests
 from conftest import messages
 
 from forensics import pipeline
-from forensics.analysis.integrity import _dumps
+from forensics.analysis.integrity import Output, _dumps, manifest, write_manifest
 from forensics.cli import app
 from forensics.render import notify, processes, writer
 
@@ -75,6 +75,38 @@ def test_manifest_rows_are_the_bytes_the_json_encoder_writes(files):
         "analysis": {"files": None},
     }
     assert _dumps(body) == json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def test_a_manifest_written_to_a_file_row_by_row_is_the_one_made_in_memory(tmp_path):
+    """publish writes manifest.json into its file a chunk at a time (hundreds of thousands of
+    notices at 100M); the bytes are those of the manifest made whole, and every file is a
+    row, sorted by path, with the size and sha256 it was written with."""
+    outputs = [
+        Output(f"notify/notices/md/n{i:06d}.md", f"/nowhere/n{i}.md", "notify", (i, SHA_ABC))
+        for i in reversed(range(30_000))
+    ]
+    outputs.append(Output("case.duckdb", "/nowhere/case.duckdb", "ingest"))
+    eng = engine_with_requests()
+    try:
+        pipeline.analyze_case(eng, case_small())
+        whole = manifest(eng, case_small(), outputs)
+        with (tmp_path / "manifest.json").open("wb") as sink:
+            write_manifest(eng, case_small(), outputs, sink)
+    finally:
+        eng.close()
+    assert (tmp_path / "manifest.json").read_bytes() == whole
+    body = json.loads(whole)
+    assert [f["path"] for f in body["files"]] == [
+        f"notify/notices/md/n{i:06d}.md" for i in range(30_000)
+    ]
+    assert body["files"][7] == {
+        "bytes": 7,
+        "path": "notify/notices/md/n000007.md",
+        "sha256": SHA_ABC,
+        "written_by": "notify",
+    }
+    assert [e["path"] for e in body["not_hashed"]] == ["case.duckdb"]
+    assert whole == (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def _notify_files(

@@ -24,12 +24,14 @@ toolkit wrote in the folder, and of which analysis (`forensics.pipeline` publish
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -223,20 +225,38 @@ def listed_outputs(out: Path) -> tuple[str | None, dict[str, str]]:
 def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
     """manifest.json (see the module doc) listing `outputs`, each hashed where its bytes are
     now; all of the analysis now in the case database (`analysis_id`)."""
-    files, not_hashed = [], []
+    sink = io.BytesIO()
+    write_manifest(engine, case, outputs, sink)
+    return sink.getvalue()
+
+
+def write_manifest(engine: SQLEngine, case: Case, outputs: list[Output], sink: IO[bytes]) -> None:
+    """`manifest` written into `sink`, its file rows as they are made (hundreds of thousands
+    of notices: no list of them is held, only the outputs)."""
+    hashed, not_hashed = [], []
     for output in sorted(outputs, key=lambda o: o.path):
         entry = {"path": output.path, "written_by": output.written_by}
         reason = NOT_HASHED.get(os.path.splitext(output.path)[1])
         if output.digest is not None and reason is None:
-            size, sha = output.digest
-            files.append({**entry, "bytes": size, "sha256": sha})
+            hashed.append(output)
             continue
         if output.path.endswith("/") or os.path.isdir(output.source):
             reason = NOT_HASHED["/"]
         if reason is not None:
             not_hashed.append({**entry, "reason": reason})
         else:
-            files.append({**entry, **_file_hash(Path(output.source))})
+            hashed.append(output)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for output in hashed:
+            size, sha = output.digest or _file_hash(Path(output.source)).values()
+            yield {
+                "path": output.path,
+                "written_by": output.written_by,
+                "bytes": size,
+                "sha256": sha,
+            }
+
     _, inputs = ingest_figures(engine, case.folder)
     record = stored(engine)
     body = {
@@ -247,7 +267,7 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
             "digest": case_digest(case),
             **_file_hash(case.path),
         },
-        "files": files,
+        "files": rows(),
         "not_hashed": not_hashed,
         "inputs": [
             {k: row.get(k) for k in ("path", "bytes", "sha256", "format")} for row in inputs
@@ -255,7 +275,15 @@ def manifest(engine: SQLEngine, case: Case, outputs: list[Output]) -> bytes:
         "analysis": dict(sorted(record.items())),
         "tool": versions(),
     }
-    return (_dumps(body) + "\n").encode()
+    buffer: list[bytes] = []
+    held = 0
+    for text in _chunks(body, bool(hashed)):
+        buffer.append(text.encode())
+        held += len(buffer[-1])
+        if held >= 1 << 20:
+            sink.write(b"".join(buffer))
+            buffer, held = [], 0
+    sink.write(b"".join(buffer) + b"\n")
 
 
 _ROWS = "\ue000files\ue001"  # where `_dumps` puts the files (a value no path holds)
@@ -266,25 +294,35 @@ def _dumps(body: dict[str, Any]) -> str:
     rows of text and whole numbers: thousands of notices) written row by row, as the
     indenting encoder (Python, not C) would write them."""
     files = body["files"]
+    if not all(row and all(type(v) in (str, int) for v in row.values()) for row in files):
+        return json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
+    return "".join(_chunks(body, bool(files)))
+
+
+def _chunks(body: dict[str, Any], any_rows: bool) -> Iterator[str]:
+    """`_dumps(body)` in pieces, its `files` (an iterable of flat rows, none empty; `any_rows`:
+    whether it holds one) read once, a row a piece."""
     whole = json.dumps(body | {"files": _ROWS}, sort_keys=True, indent=2, ensure_ascii=False)
     quote = json.encoder.encode_basestring
     mark = f'"files": {quote(_ROWS)}'
-    if (
-        not files
-        or whole.count(mark) != 1
-        or not all(row and all(type(v) in (str, int) for v in row.values()) for row in files)
-    ):
-        return json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False)
-    rows = ",\n".join(
-        "    {\n"
-        + ",\n".join(
-            f"      {quote(k)}: {quote(v) if type(v) is str else int.__repr__(v)}"
-            for k, v in sorted(row.items())
+    if not any_rows or whole.count(mark) != 1:
+        yield json.dumps(
+            body | {"files": list(body["files"])}, sort_keys=True, indent=2, ensure_ascii=False
         )
-        + "\n    }"
-        for row in files
-    )
-    return whole.replace(mark, f'"files": [\n{rows}\n  ]')
+        return
+    head, tail = whole.split(mark)
+    yield head + '"files": [\n'
+    for at, row in enumerate(body["files"]):
+        yield (
+            (",\n" if at else "")
+            + "    {\n"
+            + ",\n".join(
+                f"      {quote(k)}: {quote(v) if type(v) is str else int.__repr__(v)}"
+                for k, v in sorted(row.items())
+            )
+            + "\n    }"
+        )
+    yield "\n  ]" + tail
 
 
 def files_under(path: str | Path) -> list[str]:
