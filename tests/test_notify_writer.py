@@ -1,22 +1,17 @@
 """The notice files are written by helper processes (forensics/render/writer.py) and hashed as
-written, or, for many notices, rendered and written by renderer processes
-(forensics/render/processes.py); manifest.json lists thousands of them row by row
-(forensics/analysis/integrity.py)."""
+written; manifest.json lists thousands of them row by row (forensics/analysis/integrity.py)."""
 
 from __future__ import annotations
 
 import errno
 import json
-import shutil
 
 import pytest
-from case_small_db import CASE_DIR, case_small, engine_with_requests
-from conftest import messages
+from case_small_db import case_small, engine_with_requests
 
 from forensics import pipeline
 from forensics.analysis.integrity import Output, _dumps, manifest, write_manifest
-from forensics.cli import app
-from forensics.render import notify, processes, writer
+from forensics.render import notify, writer
 
 PAGE = notify.PAGE_ITEMS
 
@@ -109,11 +104,8 @@ def test_a_manifest_written_to_a_file_row_by_row_is_the_one_made_in_memory(tmp_p
     assert whole == (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def _notify_files(
-    monkeypatch, folder, page_items: int, parallel_items: int = notify.PARALLEL_ITEMS
-) -> dict[str, bytes]:
+def _notify_files(monkeypatch, folder, page_items: int) -> dict[str, bytes]:
     monkeypatch.setattr(notify, "PAGE_ITEMS", page_items)
-    monkeypatch.setattr(notify, "PARALLEL_ITEMS", parallel_items)
     eng = engine_with_requests()
     try:
         summary, _ = pipeline.analyze_case(eng, case_small())
@@ -136,61 +128,3 @@ def test_notices_rendered_over_several_pages_are_those_rendered_in_one(monkeypat
     paged = _notify_files(monkeypatch, tmp_path / "paged", page_items=3)
     assert len([f for f in one if f.endswith(".md") and "/md/" in f]) == 6
     assert paged == one
-
-
-class _Counted(processes.Workers):
-    """The worker processes as they are, each page they return counted (evidence that the
-    notices went through them)."""
-
-    pages = 0
-
-    def map(self, work, tasks, ahead=2):
-        for result in super().map(work, tasks, ahead):
-            _Counted.pages += 1
-            yield result
-
-
-def test_notices_rendered_by_renderer_processes_are_those_rendered_here(monkeypatch, tmp_path):
-    """From PARALLEL_ITEMS listed requests the pages go to renderer processes, which word,
-    render, write and hash them: every file is the same as rendered in this process (here
-    with pages of at most 2 listed requests, so both processes take several)."""
-    here = _notify_files(monkeypatch, tmp_path / "here", page_items=PAGE)
-    assert _Counted.pages == 0
-    monkeypatch.setattr(processes, "Workers", _Counted)
-    there = _notify_files(monkeypatch, tmp_path / "there", page_items=2, parallel_items=0)
-    assert _Counted.pages >= 3
-    assert len([f for f in there if f.endswith(".md") and "/md/" in f]) == 6
-    assert there == here
-
-
-@pytest.mark.parametrize(
-    ("template", "line", "what"),
-    [
-        ("# Notice\n{{ account.nmae }}\n", 2, "template error: 'dict object' has no attribute"),
-        ("# Notice\n\n\n{{ ''.__class__.__mro__ }}\n", 4, "template error: access to attribute"),
-    ],
-)
-def test_a_template_error_in_a_renderer_process_is_the_one_line_error_of_this_one(
-    monkeypatch, runner, tmp_path, template, line, what
-):
-    """A case file's template that fails while a notice is rendered fails in the renderer
-    process; the command says what it says when the notice is rendered here: the template
-    file and line, what went wrong, the fix."""
-    monkeypatch.setattr(notify, "PARALLEL_ITEMS", 0)
-    folder = tmp_path / "case"
-    folder.mkdir()
-    for name in ("requests.csv", "researchers.txt", "accounts.csv"):
-        shutil.copy(CASE_DIR / name, folder / name)
-    case = folder / "incident.toml"
-    case.write_text(
-        (CASE_DIR / "incident.toml").read_text(encoding="utf-8")
-        + '\n[notify]\ntemplate = "notice.md.j2"\n',
-        encoding="utf-8",
-    )
-    (folder / "notice.md.j2").write_text(template, encoding="utf-8")
-    result = runner.invoke(app, ["run", str(case), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2
-    message = "".join(messages(result.stderr))
-    assert message.startswith(f"error: {folder.resolve() / 'notice.md.j2'}:{line}: {what}")
-    assert message.endswith("fix the template (its variables are listed in docs/notices.md)")
-    assert not (tmp_path / "out").exists()  # a failed run leaves no outputs

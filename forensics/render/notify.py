@@ -16,11 +16,9 @@ evidence leaves possible (tier possible, unless `[notify] possible = "none"`) an
 owner; not an account of an `[[exclude]]` entry unless that entry says `notify = true`.
 
 The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests),
-so no more than a page is held in memory at any size. Up to `PARALLEL_ITEMS` listed
-requests the pages are worded and rendered in this process and the files written by helper
-processes (`writer.Files`); above it `RENDERERS` renderer processes (`processes.Workers`)
-each take whole pages, handed over as frames of their requests, and write and hash their
-files. Both give the same bytes.
+so no more than a page is held in memory at any size. The pages are worded and rendered in
+this process, the next read meanwhile, and the files written and hashed by helper processes
+(`writer.Files`).
 
 Each CSV's columns are a `ListFile`: the one table of column -> meaning that both selects
 and orders the columns the writer writes and writes README.md, so the two cannot drift.
@@ -31,7 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,18 +42,14 @@ from ..engines import SQLEngine
 from ..errors import AnalysisError, InputError, command, decode_utf8
 from ..formats import iso, printable, write_csv
 from ..schema import clean_id
-from . import incident, messages, notices, processes, writer
+from . import incident, messages, notices, writer
 from .notices import Block, Markdown, md
 
 MAX_IDS_IN_WARNING = 10
 UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
-PAGE_ITEMS = 100_000  # listed requests per page of notices (at most)
-# from this many listed requests the pages are rendered by RENDERERS processes (below it,
-# starting them costs more than it saves)
-PARALLEL_ITEMS = 2_000_000
-RENDERERS = max(2, min(4, os.cpu_count() or 2))  # renderer processes (docs/decisions.md)
+PAGE_ITEMS = 100_000  # listed requests per page of notices
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -355,33 +349,6 @@ def write_lists(
     result = NotifyResult(warnings=load_accounts(engine, case))
     jurisdiction = _load_jurisdictions(engine, case)
     address_columns = _address_columns(engine, case)
-    folder = out_dir / "notify"
-    # the renderer processes start (import) while this one writes the lists
-    renderers = (
-        _Renderers(case, address_columns, folder / NOTICES)
-        if _listed_rows(engine) >= PARALLEL_ITEMS
-        else None
-    )
-    try:
-        return _write_all(
-            engine, case, folder, summary, result, jurisdiction, address_columns, renderers
-        )
-    finally:
-        if renderers is not None:
-            renderers.close()
-
-
-def _write_all(
-    engine: SQLEngine,
-    case: Case,
-    folder: Path,
-    summary: Mapping[str, Any] | None,
-    result: NotifyResult,
-    jurisdiction: str | None,
-    address_columns: list[str],
-    renderers: _Renderers | None,
-) -> NotifyResult:
-    """`write_lists` once the accounts are loaded (and the renderers, if any, started)."""
     engine.write_frame("notify_exclusions", _exclusions(case), "account_id")
     engine.materialize(
         "notify_quarantine",
@@ -392,6 +359,7 @@ def _write_all(
     engine.materialize("notify_range", "notify/range")
     template = _template(case)
 
+    folder = out_dir / "notify"
     frames = {
         RECIPIENTS.name: RECIPIENTS.select(engine.frame("notify/recipients")),
         DATA_OWNERS.name: DATA_OWNERS.select(engine.frame("notify/data_owners")),
@@ -413,7 +381,6 @@ def _write_all(
         frames[DATA_OWNERS.name],
         template,
         address_columns,
-        renderers,
     )
     result.warnings.extend(written.warnings)
     result.hashes = written.hashes
@@ -610,16 +577,13 @@ def _write_notices(
     owners: pl.DataFrame,
     template: notices.Template,
     address_columns: list[str],
-    renderers: _Renderers | None,
 ) -> Written:
     """One notice per notified account (the module doc), a page of accounts at a time: its
-    Markdown under notices/md/, its message under notices/eml/; rendered by `renderers` when
-    given, else in this process."""
+    Markdown under notices/md/, its message under notices/eml/."""
     for sub in (MD_FOLDER, EML_FOLDER):
         _clear_notices(folder / sub)
     accounts = _notice_accounts(engine, case, recipients, owners)
-    items = int(accounts["_weight"].sum() or 0)
-    accounts = _paged(accounts, _page_size(items) if renderers is not None else PAGE_ITEMS)
+    accounts = _paged(accounts, PAGE_ITEMS)
     md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     engine.write_frame("notify_pages", accounts.select("account_id", "page"), "account_id")
     engine.materialize("notify_exposed", "notify/exposed")
@@ -632,19 +596,16 @@ def _write_notices(
     if accounts.height and composer is not None:
         eml_dir.mkdir(parents=True, exist_ok=True)
     pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
-    if renderers is not None:
-        done = renderers.render(engine, pages, uncertain, shown)
-    else:
-        job = _Job(
-            case,
-            notices.case_context(case, "customer"),
-            template,
-            composer,
-            address_columns,
-            md_dir,
-            eml_dir,
-        )
-        done = _render_here(engine, job, pages, uncertain, shown)
+    job = _Job(
+        case,
+        notices.case_context(case, "customer"),
+        template,
+        composer,
+        address_columns,
+        md_dir,
+        eml_dir,
+    )
+    done = _render_pages(engine, job, pages, uncertain, shown)
     taken: dict[str, str] = {}
     for page in done:
         for row in page.index:
@@ -695,7 +656,7 @@ def _write_notices(
 _Pages = list[tuple[int, pl.DataFrame]]  # (page, its accounts' rows)
 
 
-def _render_here(
+def _render_pages(
     engine: SQLEngine, job: _Job, pages: _Pages, uncertain: pl.DataFrame, shown: pl.DataFrame
 ) -> list[_Page]:
     """Render every page in this process: the next page is read and worded (DuckDB, Polars:
@@ -717,78 +678,6 @@ def _render_here(
             done.append(_render_page(job, rows.to_dicts(), items, files.write))
     done.append(_Page(hashes=files.hashes))
     return done
-
-
-class _Renderers:
-    """`RENDERERS` processes (`processes.Workers`) that word, render and write pages of
-    notices, each file written and hashed where it is rendered. This process reads each
-    page's requests from the case database and hands them over as frames; the pages come
-    back in order."""
-
-    def __init__(self, case: Case, address_columns: list[str], folder: Path):
-        """`folder`: notify/notices/, where the notices are written."""
-        self._workers = processes.Workers(
-            RENDERERS, _start_renderer, (case, address_columns, folder)
-        )
-
-    def render(
-        self, engine: SQLEngine, pages: _Pages, uncertain: pl.DataFrame, shown: pl.DataFrame
-    ) -> list[_Page]:
-        """Every page's `_Page`, in page order."""
-
-        def tasks() -> Iterator[tuple[Any, ...]]:
-            for page, rows in pages:
-                frames = _page_frames(engine, page, rows["roles"])
-                exposed = frames.get("responses")
-                mine = (
-                    uncertain.join(exposed.select("request_id"), on="request_id", how="semi")
-                    if exposed is not None
-                    else uncertain.clear()
-                )
-                yield (rows, frames, mine, shown)
-
-        return list(self._workers.map(_render_there, tasks()))
-
-    def close(self) -> None:
-        """Stop the processes (the pages not begun are dropped: after a failure)."""
-        self._workers.close()
-
-
-_RENDERER: _Job | None = None  # in a renderer process: what `_start_renderer` set up
-
-
-def _start_renderer(case: Case, address_columns: list[str], folder: Path) -> None:
-    """A renderer process's start: the template, message parts and shared texts, once."""
-    global _RENDERER
-    _RENDERER = _Job(
-        case,
-        notices.case_context(case, "customer"),
-        _template(case),
-        _composer(case),
-        address_columns,
-        folder / MD_FOLDER,
-        folder / EML_FOLDER,
-    )
-
-
-def _render_there(
-    rows: pl.DataFrame,
-    frames: dict[str, pl.DataFrame],
-    uncertain: pl.DataFrame,
-    shown: pl.DataFrame,
-) -> _Page:
-    """In a renderer process: word, render and write one page; its `_Page` with the hashes."""
-    job = _RENDERER
-    assert job is not None, "a renderer process is started by _start_renderer"
-    items = _word_page(frames, rows, uncertain, shown, job.template)
-    hashes: dict[str, tuple[int, str]] = {}
-
-    def write(path: str, data: bytes) -> None:
-        hashes[path] = writer.write_file(path, data)
-
-    page = _render_page(job, rows.to_dicts(), items, write)
-    page.hashes = hashes
-    return page
 
 
 @dataclass
@@ -917,20 +806,6 @@ def _paged(accounts: pl.DataFrame, size: int) -> pl.DataFrame:
     of about `size` listed requests (an account's list is never split)."""
     start = pl.col("_weight").cum_sum() - pl.col("_weight")
     return accounts.with_columns((start // size).alias("page")).drop("_weight")
-
-
-def _listed_rows(engine: SQLEngine) -> int:
-    """About how many requests the notices list (exposed responses and data-owner pairs; a
-    bound, before the lists are made): what decides whether renderer processes are worth
-    starting."""
-    return int(engine.frame("notify/listed_rows")["listed"][0] or 0)
-
-
-def _page_size(items: int) -> int:
-    """Listed requests per page when pages are rendered by `RENDERERS` processes: enough
-    pages that each process has several (one slow page does not leave the other idle long),
-    no page over `PAGE_ITEMS`."""
-    return max(1, min(PAGE_ITEMS, items // (8 * RENDERERS)))
 
 
 def _uncertain(engine: SQLEngine) -> pl.DataFrame:
