@@ -48,20 +48,10 @@ class ForensicsError(Exception):
         self.fix = fix
         super().__init__(self.line())
 
-    def __reduce__(self) -> tuple[object, ...]:
-        # pickled whole (where, fix): raised in a helper process, shown here as there
-        return (_rebuild, (type(self), self.what, self.where, self.fix))
-
     def line(self, terms: Callable[[str, bool], str] = python_terms) -> str:
         """The one-line message `where: what; fix`, options and steps named by `terms`."""
         text = f"{self.where}: {self.what}" if self.where else self.what
         return render_terms(f"{text}; {self.fix}" if self.fix else text, terms)
-
-
-def _rebuild(
-    kind: type[ForensicsError], what: str, where: str | None, fix: str | None
-) -> ForensicsError:
-    return kind(what, where=where, fix=fix)
 
 
 class InputError(ForensicsError):

@@ -316,15 +316,3 @@ def test_the_exit_codes_are_listed_in_help():
     text = " ".join(res.stdout.split())
     for code, meaning in EXIT_CODES.items():
         assert f"{code} {meaning}" in text
-
-
-def test_an_error_pickled_across_processes_keeps_its_place_and_fix():
-    """A library error raised in a worker process (a notebook's multiprocessing pool, say)
-    comes back whole: the CLI words its options from `what`, `where` and `fix`."""
-    import pickle
-
-    error = InputError("not UTF-8 text", where="gateway.jsonl:2", fix="give ⟦db⟧ again")
-    back = pickle.loads(pickle.dumps(error))
-    assert type(back) is InputError
-    assert (back.what, back.where, back.fix) == (error.what, error.where, error.fix)
-    assert back.line() == "gateway.jsonl:2: not UTF-8 text; give db= again"

@@ -275,15 +275,9 @@ def write_manifest(engine: SQLEngine, case: Case, outputs: list[Output], sink: I
         "analysis": dict(sorted(record.items())),
         "tool": versions(),
     }
-    buffer: list[bytes] = []
-    held = 0
     for text in _chunks(body, bool(hashed)):
-        buffer.append(text.encode())
-        held += len(buffer[-1])
-        if held >= 1 << 20:
-            sink.write(b"".join(buffer))
-            buffer, held = [], 0
-    sink.write(b"".join(buffer) + b"\n")
+        sink.write(text.encode())
+    sink.write(b"\n")
 
 
 _ROWS = "\ue000files\ue001"  # where `_dumps` puts the files (a value no path holds)

@@ -583,29 +583,36 @@ def _write_notices(
     for sub in (MD_FOLDER, EML_FOLDER):
         _clear_notices(folder / sub)
     accounts = _notice_accounts(engine, case, recipients, owners)
-    accounts = _paged(accounts, PAGE_ITEMS)
-    md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     engine.write_frame("notify_pages", accounts.select("account_id", "page"), "account_id")
     engine.materialize("notify_exposed", "notify/exposed")
     engine.materialize("notify_owner_requests", "notify/owner_requests")
     uncertain = _uncertain(engine)
     shown = _shown_ids(engine)
     composer = _composer(case)
+    shared = notices.case_context(case, "customer")
+    md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     if accounts.height:
         md_dir.mkdir(parents=True, exist_ok=True)
     if accounts.height and composer is not None:
         eml_dir.mkdir(parents=True, exist_ok=True)
+    job = _Job(case, shared, template, composer, address_columns, md_dir, eml_dir)
     pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
-    job = _Job(
-        case,
-        notices.case_context(case, "customer"),
-        template,
-        composer,
-        address_columns,
-        md_dir,
-        eml_dir,
-    )
-    done = _render_pages(engine, job, pages, uncertain, shown)
+
+    def read(at: int) -> _PageItems:
+        return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
+
+    done: list[_Page] = []
+    # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
+    # rendered; only that thread uses the engine meanwhile
+    # rendering is Python (one core); the files are written and hashed by helper processes
+    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
+        ahead = reader.submit(read, 0) if pages else None
+        for at, (_, rows) in enumerate(pages):
+            assert ahead is not None
+            items = ahead.result()
+            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+            done.append(_render_page(job, rows.to_dicts(), items, files.write))
+    done.append(_Page(hashes=files.hashes))
     taken: dict[str, str] = {}
     for page in done:
         for row in page.index:
@@ -651,33 +658,6 @@ def _write_notices(
         warnings,
         hashes,
     )
-
-
-_Pages = list[tuple[int, pl.DataFrame]]  # (page, its accounts' rows)
-
-
-def _render_pages(
-    engine: SQLEngine, job: _Job, pages: _Pages, uncertain: pl.DataFrame, shown: pl.DataFrame
-) -> list[_Page]:
-    """Render every page in this process: the next page is read and worded (DuckDB, Polars:
-    Python's lock free) while one is rendered; the files are written and hashed by helper
-    processes (`writer.Files`)."""
-
-    def read(at: int) -> _PageItems:
-        page, rows = pages[at]
-        frames = _page_frames(engine, page, rows["roles"])
-        return _word_page(frames, rows, uncertain, shown, job.template)
-
-    done: list[_Page] = []
-    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
-        ahead = reader.submit(read, 0) if pages else None
-        for at, (_, rows) in enumerate(pages):
-            assert ahead is not None
-            items = ahead.result()
-            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            done.append(_render_page(job, rows.to_dicts(), items, files.write))
-    done.append(_Page(hashes=files.hashes))
-    return done
 
 
 @dataclass
@@ -761,7 +741,7 @@ def _notice_accounts(
     engine: SQLEngine, case: Case, recipients: pl.DataFrame, owners: pl.DataFrame
 ) -> pl.DataFrame:
     """One row per notified account, sorted: its list rows' figures, its contacts, `roles`
-    (`;`-joined), and `_weight`: about how many list items its notice holds."""
+    (`;`-joined), and the `page` of notices it is written in."""
     r = recipients.select(c for c in RECIPIENTS.columns if c != "request_ids")
     o = owners.select(*DATA_OWNERS.columns)
     both = r.join(o, on="account_id", how="full", coalesce=True)
@@ -798,14 +778,14 @@ def _notice_accounts(
         + pl.when(has("possible_recipient")).then(pl.col("possible_requests")).otherwise(0)
         + pl.when(has("data_owner")).then(pl.col("requests_at_risk")).otherwise(0)
     ).fill_null(1)
-    return both.sort("account_id").with_columns(weight.alias("_weight"))
-
-
-def _paged(accounts: pl.DataFrame, size: int) -> pl.DataFrame:
-    """`accounts` (`_notice_accounts`) with the `page` of notices each is written in: pages
-    of about `size` listed requests (an account's list is never split)."""
-    start = pl.col("_weight").cum_sum() - pl.col("_weight")
-    return accounts.with_columns((start // size).alias("page")).drop("_weight")
+    return (
+        both.sort("account_id")
+        .with_columns(weight.alias("_weight"))
+        .with_columns(
+            ((pl.col("_weight").cum_sum() - pl.col("_weight")) // PAGE_ITEMS).alias("page")
+        )
+        .drop("_weight")
+    )
 
 
 def _uncertain(engine: SQLEngine) -> pl.DataFrame:
@@ -919,33 +899,23 @@ class _PageItems:
     contact_columns: list[str]
 
 
-def _page_frames(engine: SQLEngine, page: int, roles: pl.Series) -> dict[str, pl.DataFrame]:
-    """The requests a page of notices lists, read from the case database, by list
-    (`responses`, `possible`, `requests`): only the lists its accounts' roles have."""
-    frames: dict[str, pl.DataFrame] = {}
-    if roles.str.contains("^recipient|;recipient").any():
-        frames["responses"] = engine.frame("notify/page_exposed", page=page)
-    if roles.str.contains("possible_recipient").any():
-        frames["possible"] = engine.frame("notify/page_possible", page=page)
-    if roles.str.contains("data_owner").any():
-        frames["requests"] = engine.frame("notify/page_owner_requests", page=page)
-    return frames
-
-
-def _word_page(
-    frames: Mapping[str, pl.DataFrame],
+def _page_items(
+    engine: SQLEngine,
+    page: int,
     rows: pl.DataFrame,
     uncertain: pl.DataFrame,
     shown: pl.DataFrame,
     template: notices.Template,
 ) -> _PageItems:
-    """Word the requests a page of notices lists (`_page_frames`; see `_PageItems`)."""
+    """Read and word the requests a page of notices lists (see `_PageItems`)."""
+    roles = rows["roles"]
     lists: dict[str, dict[str, Block]] = {"responses": {}, "possible": {}, "requests": {}}
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {k: {} for k in lists}
     unrecorded: dict[str, int] = {}
     contact_columns = [c for c in rows.columns if c not in _NOTICE_COLUMNS]
-    if "responses" in frames:
-        frame = _timed(frames["responses"], ts="at").join(uncertain, on="request_id", how="left")
+    if roles.str.contains("^recipient|;recipient").any():
+        frame = engine.frame("notify/page_exposed", page=page)
+        frame = frame.join(uncertain, on="request_id", how="left")
         frame = frame.with_columns(pl.col("categories").fill_null(pl.lit([], pl.List(pl.String))))
         frame = _displayed(frame, shown)
         lists["responses"] = _blocks(frame, _response_line(frame))
@@ -955,39 +925,22 @@ def _word_page(
         unrecorded = dict(unknown.group_by("account_id").len().iter_rows())
         if template.uses("responses"):
             kept["responses"] = _rows(frame, delivery=True)
-    if "possible" in frames:
-        frame = (
-            frames["possible"]
-            .group_by(["account_id", "range_key"], maintain_order=True)
-            .agg(
-                pl.first("request_id", "source", "row", "at", "prompt_tokens"),
-                pl.col("category").unique(maintain_order=True).alias("categories"),
-            )
+    if roles.str.contains("possible_recipient").any():
+        frame = engine.frame("notify/page_possible", page=page)
+        frame = frame.group_by(["account_id", "range_key"], maintain_order=True).agg(
+            pl.first("request_id", "source", "row", "at", "prompt_tokens"),
+            pl.col("category").unique(maintain_order=True).alias("categories"),
         )
         frame = _displayed(frame, shown)
         lists["possible"] = _blocks(frame, _possible_line(frame))
         if template.uses("possible_requests"):
             kept["possible"] = _rows(frame.drop("range_key"))
-    if "requests" in frames:
-        frame = _displayed(_timed(frames["requests"], ts="at", end_ts="ended_at"), shown)
+    if roles.str.contains("data_owner").any():
+        frame = _displayed(engine.frame("notify/page_owner_requests", page=page), shown)
         lists["requests"] = _blocks(frame, _owner_line(frame))
         if template.uses("requests"):
             kept["requests"] = _rows(frame)
     return _PageItems(lists, kept, unrecorded, contact_columns)
-
-
-def _timed(frame: pl.DataFrame, **names: str) -> pl.DataFrame:
-    """`frame` with each time column (`names`: column -> its name as text, in its place) as
-    the notices write a time: ISO 8601 in UTC, microseconds unless none, `Z`
-    (`2026-08-27T16:07:09.608000Z`, `2026-08-27T16:07:09Z`); null stays null."""
-    texts = []
-    for column, name in names.items():
-        ts = pl.col(column)
-        zone = frame.schema[column].time_zone  # type: ignore[attr-defined]
-        ts = ts.dt.replace_time_zone("UTC") if zone is None else ts.dt.convert_time_zone("UTC")
-        digits = ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6f").str.replace(r"\.000000$", "")
-        texts.append(pl.concat_str(digits, pl.lit("Z")).alias(name))
-    return frame.with_columns(texts).select(names.get(c, c) for c in frame.columns)
 
 
 _NOTICE_COLUMNS = {

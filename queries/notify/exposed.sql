@@ -11,6 +11,6 @@ SELECT
 FROM bands AS b
 JOIN notify_pages AS p ON p.account_id = b.account_id
 WHERE b.band = 'exposed'
--- stored in page order: a page's rows are then a few blocks (`page_exposed`); the times are
--- worded with the page, where the notices are rendered
+-- stored in page order: a page's rows are then a few blocks (`page_exposed`, which words
+-- the times, a page at a time)
 ORDER BY p.page

@@ -21,6 +21,6 @@ SELECT
 FROM per_request AS r
 JOIN notify_pages AS p ON p.account_id = r.account_id
 LEFT JOIN bands AS b ON b.request_id = r.request_id
--- stored in page order: a page's rows are then a few blocks (`page_owner_requests`); the
--- times are worded with the page, where the notices are rendered
+-- stored in page order: a page's rows are then a few blocks (`page_owner_requests`, which
+-- words the times, a page at a time)
 ORDER BY p.page
