@@ -36,7 +36,7 @@ from forensics.errors import AnalysisError, InputError
 from forensics.formats import printable
 from forensics.render import notify
 from forensics.render.headline import headline
-from forensics.render.messages import Composer, html_document
+from forensics.render.messages import Composer, encoding, html_document
 from forensics.render.notices import md, notice_file_name, to_html, to_text
 
 REPO = Path(__file__).resolve().parent.parent
@@ -568,6 +568,11 @@ def test_messages_are_the_same_bytes_on_every_run(tmp_path):
         ),
         ("a@b.example", ["c@d.example"], "two  spaces", ""),
         ("a@b.example", ["c@d.example"], "x", "x" * 57),
+        ("a@b.example", ["c@d.example"], "x", "ascii\r\nlines\rof every\nend\n\n" + "y" * 990),
+        ("a@b.example", ["c@d.example"], "x", "x" * 998),  # as it is; its HTML line: base64
+        ("a@b.example", ["c@d.example"], "x", "z" * 999),
+        ("a@b.example", ["c@d.example"], "x", "a NUL \0 in ASCII\n"),
+        ("a@b.example", ["c@d.example"], "x", ".\nFrom a line a mailbox would mangle\n"),
     ],
 )
 def test_a_message_is_byte_for_byte_what_the_email_package_builds(sender, to, subject, text):
@@ -575,6 +580,33 @@ def test_a_message_is_byte_for_byte_what_the_email_package_builds(sender, to, su
     html = html_document(subject, f"<p>{text}</p>\n")
     fast = composer.message(to, subject, "<id@b.example>", text, html)
     assert fast == composer.canonical(to, subject, "<id@b.example>", text, html)
+
+
+def test_a_part_in_ascii_with_lines_of_at_most_998_octets_is_sent_as_it_is():
+    assert encoding("a notice\n" + "x" * 998 + "\r\n" + "y" * 998) == "7bit"
+    assert encoding("") == "7bit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x" * 999, "ok\n" + "x" * 999 + "\n", "Équipe", "a NUL \0", "ok\r" + "x" * 999],
+)
+def test_a_part_not_ascii_or_with_a_longer_line_or_a_nul_is_base64(text):
+    assert encoding(text) == "base64"
+
+
+def test_a_notice_in_ascii_reads_as_it_is_in_its_raw_message(tmp_path):
+    case = _case_copy(tmp_path / "case", SENDER)
+    _notified(case, tmp_path)
+    index = _csv(tmp_path / "notify/notices/index.csv")
+    row = next(r for r in index if r["eml"])
+    raw = (tmp_path / "notify/notices" / row["eml"]).read_bytes()
+    message = _message(tmp_path, row["account_id"])
+    text, html = (message.get_body((kind,)) for kind in ("plain", "html"))
+    assert text is not None and html is not None
+    assert text["Content-Transfer-Encoding"] == html["Content-Transfer-Encoding"] == "7bit"
+    for part in _parts(message):
+        assert part.replace("\n", "\r\n").encode("ascii") in raw
 
 
 # --- 5. what the evidence shows ---------------------------------------------------------------

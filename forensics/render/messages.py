@@ -4,13 +4,14 @@ Each notice becomes one message: `From` and `Reply-To` from the case file's `[no
 `To` = the account's addresses from the accounts file, `Subject` with the notice's
 reference, `Date` and `Message-ID` derived from the case and the notice (never the clock or
 chance, so the same analysis gives the same bytes), and a `multipart/alternative` body of a
-`text/plain` and a `text/html` part (UTF-8, base64) made from the one template.
+`text/plain` and a `text/html` part made from the one template: each part as it is (`7bit`)
+when it is ASCII in lines of at most 998 octets (RFC 5322 2.1.1), else UTF-8 in base64.
 
 The standard library's `email` package builds them (`Composer.canonical`). A case has
 thousands of messages alike but for their recipients, reference and bodies, so
 `Composer.message` builds the parts every message shares once, with the package, and fills
 in each message's own headers (folded and encoded by the package when they need it) and its
-base64 bodies (encoded as the package encodes them): the bytes are the package's own, byte
+bodies (encoded as the package encodes them): the bytes are the package's own, byte
 for byte (tests compare the two on hostile and long values).
 """
 
@@ -34,12 +35,19 @@ from ..case import Case, mail_address
 POLICY = email_policy.SMTP  # CRLF line ends, lines folded at 78 characters
 BOUNDARY = "=_kv-forensics-notice"  # "=" ends a base64 body, "_" is no base64 character
 MAX_LINE = 78
+SEVEN_BIT_LINE = 998  # octets a line may hold, line end aside (RFC 5322 2.1.1, RFC 2045 2.7)
 _SENTINEL = {
     "To": "to@sentinel.invalid",
     "Subject": "subject-sentinel",
     "Message-ID": "<id@sentinel.invalid>",
 }
-_TEXT, _HTML = "text-sentinel", "html-sentinel"
+# each sentinel body takes the encoding it stands for (`encoding`)
+_SENTINEL_BODY = {
+    ("7bit", "plain"): "text-sentinel",
+    ("7bit", "html"): "html-sentinel",
+    ("base64", "plain"): "text-sentinel\u00e9",
+    ("base64", "html"): "html-sentinel\u00e9",
+}
 # a `,` or `;` between addresses: one outside a quoted name ("Doe, John" <j@example.com>)
 _LIST_SEPARATOR = re.compile(r'[,;](?=(?:[^"]*"[^"]*")*[^"]*$)')
 
@@ -100,21 +108,32 @@ class Composer:
         self.domain = parsed[1].rsplit("@", 1)[1]
         self.date = format_datetime(date.astimezone(UTC))
         self.subject = subject  # with `{reference}`
+        # the message's bytes around its own values, per encoding of its two parts
+        self._frames: dict[tuple[str, str], list[bytes]] = {}
+
+    def _pieces(self, text_cte: str, html_cte: str) -> list[bytes]:
+        """The bytes the package writes around a message's own values (headers, bodies),
+        built once per pair of part encodings."""
+        pieces = self._frames.get((text_cte, html_cte))
+        if pieces is not None:
+            return pieces
+        text, html_body = _SENTINEL_BODY[text_cte, "plain"], _SENTINEL_BODY[html_cte, "html"]
         frame = self.canonical(
-            [_SENTINEL["To"]], _SENTINEL["Subject"], _SENTINEL["Message-ID"], _TEXT, _HTML
+            [_SENTINEL["To"]], _SENTINEL["Subject"], _SENTINEL["Message-ID"], text, html_body
         )
-        pieces: list[bytes] = []
+        pieces = []
         rest = frame
         for mark in (
             *(f"{name}: {value}\r\n".encode() for name, value in _SENTINEL.items()),
-            _body(_TEXT),
-            _body(_HTML),
+            _body(text, text_cte)[1],
+            _body(html_body, html_cte)[1],
         ):
             before, found, rest = rest.partition(mark)
             assert found, mark  # the package writes a short ASCII value as it is
             pieces.append(before)
         pieces.append(rest)
-        self._pieces = pieces
+        self._frames[text_cte, html_cte] = pieces
+        return pieces
 
     def message_id(self, ref: str, body: str) -> str:
         """`<reference.hash@sender's domain>`: the hash of the message's text, so a notice
@@ -134,8 +153,8 @@ class Composer:
         msg["Subject"] = subject
         msg["Date"] = self.date
         msg["Message-ID"] = message_id
-        msg.set_content(text, subtype="plain", charset="utf-8", cte="base64")
-        msg.add_alternative(html_body, subtype="html", charset="utf-8", cte="base64")
+        msg.set_content(text, subtype="plain", charset="utf-8", cte=encoding(text))
+        msg.add_alternative(html_body, subtype="html", charset="utf-8", cte=encoding(html_body))
         msg.set_boundary(BOUNDARY)
         return msg.as_bytes()
 
@@ -143,7 +162,8 @@ class Composer:
         self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str
     ) -> bytes:
         """The bytes `canonical` gives for these values (see the module doc)."""
-        p = self._pieces
+        (text_cte, text_body), (html_cte, html_body_bytes) = _body(text), _body(html_body)
+        p = self._pieces(text_cte, html_cte)
         return b"".join(
             (
                 p[0],
@@ -153,9 +173,9 @@ class Composer:
                 p[2],
                 _header("Message-ID", message_id),
                 p[3],
-                _body(text),
+                text_body,
                 p[4],
-                _body(html_body),
+                html_body_bytes,
                 p[5],
             )
         )
@@ -177,22 +197,37 @@ def _header(name: str, value: str) -> bytes:
     return str(POLICY.header_factory(name, value).fold(policy=POLICY)).encode("ascii")
 
 
-def _body(text: str) -> bytes:
-    """A text part's body as the package encodes it: UTF-8, CRLF line ends, base64 in lines
-    of 76 characters (57 bytes each), each ending CRLF."""
+def encoding(text: str) -> str:
+    """A text part's transfer encoding: `7bit` (the text as it is, readable in the raw
+    message) when it is ASCII without NUL in lines of at most 998 octets, else `base64`
+    (UTF-8)."""
+    return _body(text)[0]
+
+
+def _body(text: str, cte: str | None = None) -> tuple[str, bytes]:
+    """A text part's (transfer encoding, body) as the package writes them: UTF-8, CRLF line
+    ends, a last line ended; as it is in `7bit`, or in base64 in lines of 76 characters (57
+    bytes each), each ending CRLF. `cte`: the encoding, by default `encoding`'s rule."""
     data = text.encode("utf-8", "surrogateescape")
     if b"\r" in data:  # line ends of every kind: as `splitlines` finds them
-        data = b"\r\n".join(data.splitlines()) + b"\r\n"
+        lines = data.splitlines()
+        data = b"\r\n".join(lines) + b"\r\n"
     else:  # only LF (a notice): the same lines, a last one ended
+        lines = data.split(b"\n")
         data = (data if data.endswith(b"\n") else data + b"\n").replace(b"\n", b"\r\n")
+    if cte is None:
+        seven = data.isascii() and b"\0" not in data
+        cte = "7bit" if seven and max(map(len, lines)) <= SEVEN_BIT_LINE else "base64"
+    if cte == "7bit":
+        return cte, data
     encoded = binascii.b2a_base64(data, newline=False)
-    lines, rest = divmod(len(encoded), 76)
+    n, rest = divmod(len(encoded), 76)
     # the whole lines at once (a notice's base64 is tens of thousands of lines): each row of
     # 76 characters, then CR LF
-    table = np.empty((lines, 78), dtype=np.uint8)
-    table[:, :76] = np.frombuffer(encoded, dtype=np.uint8, count=lines * 76).reshape(lines, 76)
+    table = np.empty((n, 78), dtype=np.uint8)
+    table[:, :76] = np.frombuffer(encoded, dtype=np.uint8, count=n * 76).reshape(n, 76)
     table[:, 76:] = (13, 10)
-    return table.tobytes() + (encoded[lines * 76 :] + b"\r\n" if rest else b"")
+    return cte, table.tobytes() + (encoded[n * 76 :] + b"\r\n" if rest else b"")
 
 
 def html_document(title: str, body: str) -> str:
