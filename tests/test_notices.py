@@ -589,10 +589,27 @@ def test_a_part_in_ascii_with_lines_of_at_most_998_octets_is_sent_as_it_is():
 
 @pytest.mark.parametrize(
     "text",
-    ["x" * 999, "ok\n" + "x" * 999 + "\n", "Équipe", "a NUL \0", "ok\r" + "x" * 999],
+    [
+        "x" * 999,
+        "ok\n" + "x" * 999 + "\n",
+        "Équipe",
+        "a NUL \0",
+        "ok\r" + "x" * 999,
+        "a line\n--=_kv-forensics-notice--\nwould end the message",
+    ],
 )
-def test_a_part_not_ascii_or_with_a_longer_line_or_a_nul_is_base64(text):
+def test_a_part_not_ascii_or_with_a_longer_line_a_nul_or_the_boundary_is_base64(text):
     assert encoding(text) == "base64"
+
+
+def test_a_part_holding_the_boundary_parses_back_whole():
+    text = "before\n--=_kv-forensics-notice\nafter\n"
+    composer = Composer("a@b.example", None, parse_utc("2026-10-26T00:00:00Z"), "s")
+    raw = composer.message(["c@d.example"], "s", "<id@b.example>", text, f"<p>{text}</p>\n")
+    message = email.message_from_bytes(raw, policy=policy.default)
+    assert isinstance(message, EmailMessage)
+    assert len(list(message.iter_parts())) == 2
+    assert _parts(message)[0] == text
 
 
 def test_a_notice_in_ascii_reads_as_it_is_in_its_raw_message(tmp_path):

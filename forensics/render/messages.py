@@ -34,6 +34,7 @@ from ..case import Case, mail_address
 
 POLICY = email_policy.SMTP  # CRLF line ends, lines folded at 78 characters
 BOUNDARY = "=_kv-forensics-notice"  # "=" ends a base64 body, "_" is no base64 character
+_DELIMITER = f"--{BOUNDARY}".encode("ascii")
 MAX_LINE = 78
 SEVEN_BIT_LINE = 998  # octets a line may hold, line end aside (RFC 5322 2.1.1, RFC 2045 2.7)
 _SENTINEL = {
@@ -199,8 +200,8 @@ def _header(name: str, value: str) -> bytes:
 
 def encoding(text: str) -> str:
     """A text part's transfer encoding: `7bit` (the text as it is, readable in the raw
-    message) when it is ASCII without NUL in lines of at most 998 octets, else `base64`
-    (UTF-8)."""
+    message) when it is ASCII without NUL or the MIME boundary, in lines of at most 998
+    octets, else `base64` (UTF-8)."""
     return _body(text)[0]
 
 
@@ -216,7 +217,8 @@ def _body(text: str, cte: str | None = None) -> tuple[str, bytes]:
         lines = data.split(b"\n")
         data = (data if data.endswith(b"\n") else data + b"\n").replace(b"\n", b"\r\n")
     if cte is None:
-        seven = data.isascii() and b"\0" not in data
+        # as it is, a line holding the boundary would end the part (base64 never holds it)
+        seven = data.isascii() and b"\0" not in data and _DELIMITER not in data
         cte = "7bit" if seven and max(map(len, lines)) <= SEVEN_BIT_LINE else "base64"
     if cte == "7bit":
         return cte, data
