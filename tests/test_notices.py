@@ -514,6 +514,21 @@ def _hostile_case(engine, tmp_path, **notify_settings):
     notify.write_lists(engine, case, tmp_path, _analyzed(engine, case))
 
 
+def test_a_responder_text_holding_the_mime_boundary_leaves_the_message_whole(engine, tmp_path):
+    """A `[notify]` text is the responder's own Markdown, shown as written: a line of the
+    message's boundary in it must not end a part (it goes in base64), nor add one."""
+    _hostile_case(
+        engine,
+        tmp_path,
+        signature="Jane\n--=_kv-forensics-notice\nContent-Type: text/html\n\n<a>Sign in</a>",
+    )
+    message = _message(tmp_path, "acct-alice")
+    parts = list(message.iter_parts())
+    assert [p.get_content_type() for p in parts] == ["text/plain", "text/html"]
+    assert [p["Content-Transfer-Encoding"] for p in parts] == ["base64", "base64"]
+    assert _parts(message)[0].rstrip("\n").endswith("Content-Type: text/html\n\n<a>Sign in</a>")
+
+
 def test_the_plain_text_reads_as_text_and_the_html_escapes_hostile_ids(engine, tmp_path):
     """The Markdown escapes ids (`Tidal Bio Co\\.`, `req\\_001\\<b\\>`); the plain-text part
     shows them as they are, the HTML part as text (`&lt;b&gt;`), never as markup."""

@@ -5,7 +5,8 @@ Each notice becomes one message: `From` and `Reply-To` from the case file's `[no
 reference, `Date` and `Message-ID` derived from the case and the notice (never the clock or
 chance, so the same analysis gives the same bytes), and a `multipart/alternative` body of a
 `text/plain` and a `text/html` part made from the one template: each part as it is (`7bit`)
-when it is ASCII in lines of at most 998 octets (RFC 5322 2.1.1), else UTF-8 in base64.
+when it is ASCII without NUL or the boundary, in lines of at most 998 octets (RFC 5322
+2.1.1), else UTF-8 in base64.
 
 The standard library's `email` package builds them (`Composer.canonical`). A case has
 thousands of messages alike but for their recipients, reference and bodies, so
