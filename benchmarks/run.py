@@ -21,8 +21,9 @@ For each size it writes a synthetic case per format with `forensics sample` (kep
   runs, in a fresh process, so building the Vega bundle is included), with the sizes of
   report.html, timeline.svg and timeline.png;
 - notify, on the analysed Parquet case: `forensics.pipeline.notify` (what `forensics notify`
-  runs) into the folder analyze wrote, against analyze's time in the same run, beside the
-  floor of its files (as many new files of the same bytes written bare);
+  runs), each repeat into a fresh copy of the folder analyze wrote, against analyze's time
+  in the same run, beside the floor of its files (as many new files of the same bytes
+  written bare; --out-dir says on which file system);
 - run, at the sizes in --run-sizes: `forensics.pipeline.run` on the Parquet case (what
   `forensics run` runs), stage by stage, to give the report's share of it.
 After the repeats, the (request_id, band) rows, the exposed request_ids, the (exposed,
@@ -144,7 +145,7 @@ def step_toolkit_analyze(case: str, db: str, out: str) -> dict:
 
 
 def step_toolkit_notify(case: str, db: str, out: str) -> dict:
-    """`forensics notify` (what `pipeline.notify` does) into the folder analyze wrote: its
+    """`forensics notify` (what `pipeline.notify` does) into a copy of analyze's folder: its
     time, and the notices, messages and bytes it wrote."""
     from forensics import pipeline
 
@@ -522,7 +523,7 @@ def bench_analyze(
     baselines, then the check (with --no-baselines the toolkit alone: its figures are
     checked against truth.json)."""
     if not args.baselines:
-        incident, out = str(case / "incident.toml"), work / f"out-{size}"
+        incident, out = str(case / "incident.toml"), args.outs / f"out-{size}"
         tk = []
         for i in range(repeats):
             print(f"  analyze {size:,} repeat {i + 1}", flush=True)
@@ -535,7 +536,7 @@ def bench_analyze(
     requests = work / f"requests-{size}.parquet"
     export = run_step("export", db=str(db), parquet=str(requests))
     incident = str(case / "incident.toml")
-    dd_db, pl_dir, out = work / f"eq-{size}.duckdb", work / f"pl-{size}", work / f"out-{size}"
+    dd_db, pl_dir, out = work / f"eq-{size}.duckdb", work / f"pl-{size}", args.outs / f"out-{size}"
     polars = size <= args.polars_max
     tk: list[dict] = []
     dd: list[dict] = []
@@ -591,10 +592,10 @@ def bench_analyze(
     return an
 
 
-def bench_report(case: Path, db: Path, size: int, repeats: int, work: Path) -> dict:
-    """`forensics report` on the analysed case (analyze wrote work/out-SIZE): time, peak RSS
+def bench_report(case: Path, db: Path, size: int, repeats: int, outs: Path) -> dict:
+    """`forensics report` on the analysed case (analyze wrote outs/out-SIZE): time, peak RSS
     and the sizes of what it wrote."""
-    out, runs = work / f"out-{size}", []
+    out, runs = outs / f"out-{size}", []
     for i in range(repeats):
         print(f"  report {size:,} repeat {i + 1}", flush=True)
         runs.append(
@@ -607,13 +608,21 @@ def bench_report(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
     }
 
 
-def bench_notify(case: Path, db: Path, size: int, repeats: int, work: Path) -> dict:
-    """`forensics notify` on the analysed case, into the folder analyze wrote (each repeat
-    replaces the notices of the one before, as a re-run does), beside the floor of its files:
-    as many new files of the same bytes written bare (`step_bare_files`)."""
-    out, runs, bare = work / f"out-{size}", [], []
+def bench_notify(case: Path, db: Path, size: int, repeats: int, outs: Path) -> dict:
+    """`forensics notify` on the analysed case, each repeat into a fresh copy of the folder
+    analyze and report wrote (outs/out-SIZE): the work of notify after analyze, what issue 39
+    compares, alike in every repeat (a re-run into a folder of earlier notices deletes them
+    first, and on a file system mounted with `discard` files created after a mass deletion
+    cost several times more); beside it the floor of its files: as many new files of the
+    same bytes written bare (`step_bare_files`) on the same file system. The copies are
+    removed once every repeat is timed."""
+    analyzed, runs, bare, copies = outs / f"out-{size}", [], [], []
     for i in range(repeats):
         print(f"  notify {size:,} repeat {i + 1}", flush=True)
+        out = outs / f"notify-{size}-{i + 1}"
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(analyzed, out, ignore=lambda d, _: ["notify"] if d == str(analyzed) else [])
+        copies.append(out)
         runs.append(
             run_step("toolkit_notify", case=str(case / "incident.toml"), db=str(db), out=str(out))
         )
@@ -621,11 +630,13 @@ def bench_notify(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
         bare.append(
             run_step(
                 "bare_files",
-                folder=str(work / f"bare-files-{size}"),
+                folder=str(outs / f"bare-files-{size}"),
                 count=files,
                 size=max(1, runs[-1]["bytes"] // max(1, files)),
             )
         )
+    for out in copies:
+        shutil.rmtree(out, ignore_errors=True)
     return {
         "toolkit": summarize(runs),
         "bare_files": summarize(bare),
@@ -635,14 +646,14 @@ def bench_notify(case: Path, db: Path, size: int, repeats: int, work: Path) -> d
     }
 
 
-def bench_run(case: Path, truth: dict, size: int, fmt: str, repeats: int, work: Path) -> dict:
+def bench_run(case: Path, truth: dict, size: int, fmt: str, repeats: int, outs: Path) -> dict:
     """`forensics run` on the sample case of (size, format): its total, its stages' wall and
     CPU times (medians; see stage_of), the slowest stage and the report's share of the run."""
     runs = []
     for i in range(repeats):
         print(f"  forensics run {fmt} {size:,} repeat {i + 1}", flush=True)
         runs.append(
-            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(work / "run-out"))
+            run_step("toolkit_run", case=str(case / "incident.toml"), out=str(outs / "run-out"))
         )
 
     def medians(key: str) -> dict[str, float]:
@@ -726,17 +737,17 @@ def bench_size(size: int, args: argparse.Namespace, data: Path, work: Path) -> d
         )
     row["truth"] = {k: truth[k] for k in ("exposure_count", "affected_accounts", "bands")}
     row["analyze"] = bench_analyze(pq_case, pq_db, size, repeats, work, args)
-    row["report"] = bench_report(pq_case, pq_db, size, repeats, work)
-    row["notify"] = bench_notify(pq_case, pq_db, size, repeats, work)
+    row["report"] = bench_report(pq_case, pq_db, size, repeats, args.outs)
+    row["notify"] = bench_notify(pq_case, pq_db, size, repeats, args.outs)
     # as the commands run (interpreter start, imports, the work): what `forensics notify` and
     # `forensics analyze` take for a user; the work alone (`median_s`) is in the table too
     row["notify"]["ratio_vs_analyze"] = (
         row["notify"]["toolkit"]["median_wall_s"] / row["analyze"]["toolkit"]["median_wall_s"]
     )
     _unlink_db(pq_db)
-    shutil.rmtree(work / f"out-{size}", ignore_errors=True)
+    shutil.rmtree(args.outs / f"out-{size}", ignore_errors=True)
     if size in args.run_sizes:
-        row["run"] = bench_run(pq_case, truth, size, "parquet", repeats, work)
+        row["run"] = bench_run(pq_case, truth, size, "parquet", repeats, args.outs)
     row["correctness"] = check(row, truth)
     loads = [
         x
@@ -1070,6 +1081,21 @@ def code_version(label: str | None) -> dict:
     return out
 
 
+def file_system(path: Path) -> str:
+    """The type of the file system holding `path` (Linux: /proc/mounts), else "unknown"."""
+    try:
+        mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "unknown"
+    real = str(path.resolve())
+    held = [
+        (point, kind)
+        for point, kind in mounts
+        if real == point or real.startswith(point.rstrip("/") + "/")
+    ]
+    return max(held, key=lambda m: len(m[0]))[1] if held else "unknown"
+
+
 def machine() -> dict:
     import duckdb
     import polars
@@ -1194,10 +1220,10 @@ def table(doc: dict) -> str:
     if notified:
         lines += [
             "",
-            "notify (forensics notify on the analysed Parquet case, into analyze's folder) "
-            "against analyze, each as the command runs (wall: interpreter start, imports, the "
-            "work) and its work alone, and the floor of its files: as many new files of the same "
-            "bytes written bare",
+            "notify (forensics notify on the analysed Parquet case, into a copy of analyze's "
+            "folder) against analyze, each as the command runs (wall: interpreter start, "
+            "imports, the work) and its work alone, and the floor of its files: as many new "
+            "files of the same bytes written bare",
             "",
             "| requests | notices | messages | MB | notify wall s | analyze wall s | ratio "
             "| notify s | analyze s | bare file writes s | notify CPU s | notify peak RSS MB |",
@@ -1371,6 +1397,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        help="the folder the commands write their outputs under (analyze, report, notify, run, "
+        "the bare files); default: the work folder under --data-dir. A tmpfs folder (e.g. "
+        "/dev/shm/kvf-bench) keeps a disk's state after mass deletions out of the timings",
+    )
     ap.add_argument("--clean", action="store_true", help="delete the generated cases at the end")
     ap.add_argument(
         "--code-label",
@@ -1407,6 +1440,8 @@ def main(argv: list[str] | None = None) -> int:
     data = args.data_dir.resolve()
     work = data / "work"
     work.mkdir(parents=True, exist_ok=True)
+    args.outs = (args.out_dir or work).resolve()
+    args.outs.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {
         "machine": machine(),
         "code": code_version(args.code_label),
@@ -1418,6 +1453,8 @@ def main(argv: list[str] | None = None) -> int:
             "memory_limit": DEFAULT_MEMORY_LIMIT,
             "baselines": args.baselines,
             "run_sizes": sorted(args.run_sizes & set(args.sizes)),
+            "out_dir": str(args.outs),
+            "out_dir_file_system": file_system(args.outs),
             "polars_max": args.polars_max,
             "polars_ingest_max": args.polars_ingest_max,
             "large": LARGE,
@@ -1450,7 +1487,7 @@ def main(argv: list[str] | None = None) -> int:
                 e2e = timed[0]
             else:
                 case, truth = ensure_case(data, size, fmt, args.seed)
-                e2e = bench_run(case, truth, size, fmt, 1, work)
+                e2e = bench_run(case, truth, size, fmt, 1, args.outs)
             doc["end_to_end"].append(e2e)
             if not e2e["exposure_equals_truth"]:
                 failed = {"at": f"forensics run {fmt} {args.e2e_size:,}", **e2e}

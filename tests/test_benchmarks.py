@@ -239,11 +239,20 @@ def test_the_polars_glob_matches_what_duckdb_glob_matches(pattern: str) -> None:
     assert polars == duck
 
 
+def test_the_file_system_of_a_path_is_its_longest_mount_point() -> None:
+    if not Path("/proc/mounts").is_file():  # not Linux: the benchmark records it unknown
+        assert benchmark.file_system(Path("/")) == "unknown"
+        return
+    assert benchmark.file_system(Path("/proc/self")) == "proc"
+    assert benchmark.file_system(Path("/")) != "unknown"
+
+
 def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     args = ["--sizes", "20000", "--formats", "parquet,jsonl", "--repeats", "1"]
     args += ["--cli-repeats", "1", "--out", str(out), "--data-dir", str(tmp_path / "data")]
     args += ["--run-sizes", "20000", "--e2e-size", "20000", "--many-files", "10"]
+    args += ["--out-dir", str(tmp_path / "outs")]
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
         capture_output=True,
@@ -254,6 +263,10 @@ def test_benchmark_entry_point_writes_every_field_and_passes_its_checks(tmp_path
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["correct"] is True
+    # the commands wrote under --out-dir; each notify repeat had its own copy, removed after
+    assert doc["settings"]["out_dir"] == str((tmp_path / "outs").resolve())
+    assert doc["settings"]["out_dir_file_system"] != "unknown"
+    assert (tmp_path / "outs").is_dir() and not list((tmp_path / "outs").glob("notify-*"))
     assert doc["machine"]["cores"] >= 1 and len(doc["machine"]["load_average_at_start"]) == 3
     assert doc["cli_startup"]["median_s"] > 0
     (row,) = doc["results"]
