@@ -20,8 +20,9 @@ possible AS (
       AND n.account_id NOT IN (SELECT account_id FROM recipients)
 ),
 owners AS (
-    SELECT owner_account_id AS account_id, count(DISTINCT owner_request_id) AS requests
-    FROM data_owners
+    -- each owner request once (a GROUP BY: faster than count(DISTINCT ...) at scale)
+    SELECT owner_account_id AS account_id, count(owner_request_id) AS requests
+    FROM (SELECT DISTINCT owner_account_id, owner_request_id FROM data_owners) AS d
     GROUP BY owner_account_id
 ),
 listed AS (

@@ -2,13 +2,24 @@
 -- notices their account is on (`notify_pages`): the rows of `data_owners` that
 -- data_owners.csv counts, one per owner request, with its arrival time (from `bands`, NULL
 -- if absent), its end time and the exposed responses that could have read it.
-WITH per_request AS (
+WITH pairs AS (
+    -- each (owner request, exposed response) once: count(DISTINCT ...) as two GROUP BYs,
+    -- which DuckDB runs in half the time at 10M pairs
+    SELECT
+        owner_account_id,
+        owner_request_id,
+        exposed_request_id,
+        min(owner_end_ts) AS end_ts
+    FROM data_owners
+    GROUP BY owner_account_id, owner_request_id, exposed_request_id
+),
+per_request AS (
     SELECT
         owner_account_id AS account_id,
         owner_request_id AS request_id,
-        min(owner_end_ts) AS end_ts,
-        count(DISTINCT exposed_request_id) AS exposures
-    FROM data_owners
+        min(end_ts) AS end_ts,
+        count(exposed_request_id) AS exposures
+    FROM pairs
     GROUP BY owner_account_id, owner_request_id
 )
 SELECT
