@@ -137,11 +137,14 @@ class Composer:
         self._frames[text_cte, html_cte] = pieces
         return pieces
 
-    def message_id(self, ref: str, body: str) -> str:
-        """`<reference.hash@sender's domain>`: the hash of the message's text, so a notice
-        whose content changes gets a new id."""
-        digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        return f"<{ref.replace('-', '').lower()}.{digest}@{self.domain}>"
+    def message_id(self, ref: str, to: Sequence[str], text: str) -> str:
+        """`<reference.hash@sender's domain>`: the hash of the recipients and the message's
+        text (`\n`-joined), so a notice whose content changes gets a new id."""
+        digest = hashlib.sha256()
+        if to:  # as the `\n`-joined text, without the copy joining it would make
+            digest.update(("\n".join(to) + "\n").encode("utf-8", "surrogatepass"))
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        return f"<{ref.replace('-', '').lower()}.{digest.hexdigest()[:16]}@{self.domain}>"
 
     def canonical(
         self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str

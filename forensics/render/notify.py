@@ -726,7 +726,7 @@ def _render_page(
             message = composer.message(
                 to,
                 subject,
-                composer.message_id(ref, "\n".join([*to, rendered.text])),
+                composer.message_id(ref, to, rendered.text),
                 rendered.text,
                 body,
             )
@@ -1124,14 +1124,21 @@ def _blocks(frame: pl.DataFrame, line: _Line) -> dict[str, Block]:
     if not frame.height:
         return {}
     name = pl.col("shown")
-    md_name = name.str.replace_all(_MD_SYNTAX, r"\$1")
-    md_name = pl.when(md_name.str.starts_with("-")).then(pl.lit("\\") + md_name).otherwise(md_name)
-    html_name = (
-        name.str.replace_all("&", "&amp;", literal=True)
-        .str.replace_all("<", "&lt;", literal=True)
-        .str.replace_all(">", "&gt;", literal=True)
-        .str.replace_all('"', "&quot;", literal=True)
-    )
+    md_name, html_name = name, name
+    shown = frame["shown"]
+    # most names (request ids) hold nothing to escape: a page's names are searched once
+    if shown.str.contains(_MD_SYNTAX).any() or shown.str.starts_with("-").any():
+        md_name = name.str.replace_all(_MD_SYNTAX, r"\$1")
+        md_name = (
+            pl.when(md_name.str.starts_with("-")).then(pl.lit("\\") + md_name).otherwise(md_name)
+        )
+    if shown.str.contains(r'[&<>"]').any():
+        html_name = (
+            name.str.replace_all("&", "&amp;", literal=True)
+            .str.replace_all("<", "&lt;", literal=True)
+            .str.replace_all(">", "&gt;", literal=True)
+            .str.replace_all('"', "&quot;", literal=True)
+        )
     # the item's words after the name, made once (an eager select computes an expression
     # each time it appears)
     worded = frame.select("account_id", "shown", line.expr.alias("_line"))
