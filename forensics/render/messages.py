@@ -123,12 +123,14 @@ class Composer:
         frame = self.canonical(
             [_SENTINEL["To"]], _SENTINEL["Subject"], _SENTINEL["Message-ID"], text, html_body
         )
+        (got_text_cte, text_mark), (got_html_cte, html_mark) = _body(text), _body(html_body)
+        assert (got_text_cte, got_html_cte) == (text_cte, html_cte)  # `_SENTINEL_BODY`
         pieces = []
         rest = frame
         for mark in (
             *(f"{name}: {value}\r\n".encode() for name, value in _SENTINEL.items()),
-            _body(text, text_cte)[1],
-            _body(html_body, html_cte)[1],
+            text_mark,
+            html_mark,
         ):
             before, found, rest = rest.partition(mark)
             assert found, mark  # the package writes a short ASCII value as it is
@@ -209,23 +211,24 @@ def encoding(text: str) -> str:
     return _body(text)[0]
 
 
-def _body(text: str, cte: str | None = None) -> tuple[str, bytes]:
+def _body(text: str) -> tuple[str, bytes]:
     """A text part's (transfer encoding, body) as the package writes them: UTF-8, CRLF line
-    ends, a last line ended; as it is in `7bit`, or in base64 in lines of 76 characters (57
-    bytes each), each ending CRLF. `cte`: the encoding, by default `encoding`'s rule."""
+    ends, a last line ended; as it is in `7bit` (`encoding`'s rule), or in base64 in lines of
+    76 characters (57 bytes each), each ending CRLF."""
     data = text.encode("utf-8", "surrogateescape")
     if b"\r" in data:  # line ends of every kind: as `splitlines` finds them
-        lines = data.splitlines()
-        data = b"\r\n".join(lines) + b"\r\n"
+        data = b"\r\n".join(data.splitlines()) + b"\r\n"
     else:  # only LF (a notice): the same lines, a last one ended
-        lines = data.split(b"\n")
         data = (data if data.endswith(b"\n") else data + b"\n").replace(b"\n", b"\r\n")
-    if cte is None:
-        # as it is, a line holding the boundary would end the part (base64 never holds it)
-        seven = data.isascii() and b"\0" not in data and _DELIMITER not in data
-        cte = "7bit" if seven and max(map(len, lines)) <= SEVEN_BIT_LINE else "base64"
-    if cte == "7bit":
-        return cte, data
+    # as it is, a line holding the boundary would end the part (base64 never holds it); the
+    # lines are measured only for a part that may go so
+    if (
+        data.isascii()
+        and b"\0" not in data
+        and _DELIMITER not in data
+        and max(map(len, data.split(b"\r\n"))) <= SEVEN_BIT_LINE
+    ):
+        return "7bit", data
     encoded = binascii.b2a_base64(data, newline=False)
     n, rest = divmod(len(encoded), 76)
     # the whole lines at once (a notice's base64 is tens of thousands of lines): each row of
@@ -233,7 +236,7 @@ def _body(text: str, cte: str | None = None) -> tuple[str, bytes]:
     table = np.empty((n, 78), dtype=np.uint8)
     table[:, :76] = np.frombuffer(encoded, dtype=np.uint8, count=n * 76).reshape(n, 76)
     table[:, 76:] = (13, 10)
-    return cte, table.tobytes() + (encoded[n * 76 :] + b"\r\n" if rest else b"")
+    return "base64", table.tobytes() + (encoded[n * 76 :] + b"\r\n" if rest else b"")
 
 
 def html_document(title: str, body: str) -> str:
