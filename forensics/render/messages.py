@@ -222,12 +222,7 @@ def _body(text: str) -> tuple[str, bytes]:
         data = (data if data.endswith(b"\n") else data + b"\n").replace(b"\n", b"\r\n")
     # as it is, a line holding the boundary would end the part (base64 never holds it); the
     # lines are measured only for a part that may go so
-    if (
-        data.isascii()
-        and b"\0" not in data
-        and _DELIMITER not in data
-        and max(map(len, data.split(b"\r\n"))) <= SEVEN_BIT_LINE
-    ):
+    if data.isascii() and b"\0" not in data and _DELIMITER not in data and _lines_fit(data):
         return "7bit", data
     encoded = binascii.b2a_base64(data, newline=False)
     n, rest = divmod(len(encoded), 76)
@@ -237,6 +232,20 @@ def _body(text: str) -> tuple[str, bytes]:
     table[:, :76] = np.frombuffer(encoded, dtype=np.uint8, count=n * 76).reshape(n, 76)
     table[:, 76:] = (13, 10)
     return "base64", table.tobytes() + (encoded[n * 76 :] + b"\r\n" if rest else b"")
+
+
+def _lines_fit(data: bytes) -> bool:
+    """Whether every line of `data` (CRLF line ends, the last line ended) holds at most
+    `SEVEN_BIT_LINE` octets: stepping from the last line end within reach of a line's start
+    (a few steps for a notice, not one per line)."""
+    reach = SEVEN_BIT_LINE + 2  # a line's octets, then CR; its LF is at most this far on
+    at, end = 0, len(data)
+    while at < end:
+        last = data.rfind(b"\n", at, at + reach)
+        if last < 0:
+            return False
+        at = last + 1
+    return True
 
 
 def html_document(title: str, body: str) -> str:
