@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import email
+import gc
 import hashlib
 import json
 import re
@@ -602,6 +603,24 @@ def test_a_part_in_ascii_with_lines_of_at_most_998_octets_is_sent_as_it_is():
     assert encoding("") == "7bit"
 
 
+def test_a_line_of_999_octets_anywhere_among_many_short_ones_makes_the_part_base64():
+    # lines stepped over many at a time: a long line after, before and between runs of short
+    # ones, each at every offset near a step's reach
+    for short in (0, 1, 40, 997):
+        for before in (0, 1, 3, 25, 26, 60):
+            head = ("s" * short + "\n") * before
+            for width, fits in (
+                (997, True),
+                (998, True),
+                (999, False),
+                (1000, False),
+                (2500, False),
+            ):
+                for tail in ("", "\n" + "t" * 998, "\n" + ("u\n" * 30)):
+                    text = head + "x" * width + tail
+                    assert encoding(text) == ("7bit" if fits else "base64"), (short, before, width)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -1138,6 +1157,23 @@ def test_notices_of_an_earlier_run_are_removed_and_other_files_kept(engine, tmp_
     assert not (stale / "acct-gone-0123456789abcdef.md").exists()
     assert (stale / "notes.txt").read_text() == "mine"
     assert len(list(stale.glob("*.md"))) == 6
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_notify_leaves_the_cycle_collector_as_it_found_it(engine, tmp_path, enabled):
+    (gc.enable if enabled else gc.disable)()
+    try:
+        notify.write_lists(engine, case_small(), tmp_path, _analyzed(engine))
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+def test_notify_refused_midway_turns_the_cycle_collector_back_on(engine, tmp_path):
+    assert gc.isenabled()
+    with pytest.raises(AnalysisError, match="no bands table"):
+        notify.write_lists(engine, case_small(), tmp_path)  # not analyzed
+    assert gc.isenabled()
 
 
 # --- file names from hostile account ids ---------------------------------------------------
