@@ -22,6 +22,7 @@ from email import policy
 from email.message import EmailMessage
 from pathlib import Path
 
+import duckdb
 import pytest
 from case_small_db import CASE_DIR, case_small, engine_with_requests
 from conftest import messages
@@ -1494,6 +1495,22 @@ def test_bundled_case_notify_again_gives_the_same_bytes(bundled_demo, tmp_path):
     (tmp_path / "summary.json").write_bytes((bundled_demo / "summary.json").read_bytes())
     pipeline.notify(BUNDLED, bundled_demo / "case.duckdb", tmp_path)
     assert _tree(tmp_path / "notify") == _tree(bundled_demo / "notify")
+
+
+def test_notify_keeps_no_working_table_in_the_case_database(bundled_demo, tmp_path):
+    db = tmp_path / "case.duckdb"
+    shutil.copy(bundled_demo / "case.duckdb", db)
+    with duckdb.connect(str(db)) as con:  # what an earlier version left: never read now
+        con.execute("CREATE TABLE notify_exposed AS SELECT 'stale' AS account_id")
+        con.execute("CREATE TABLE notify_owner_requests AS SELECT 'stale' AS account_id")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_bytes((bundled_demo / "summary.json").read_bytes())
+    pipeline.notify(BUNDLED, db, out)
+    assert _tree(out / "notify") == _tree(bundled_demo / "notify")
+    with duckdb.connect(str(db), read_only=True) as con:
+        tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    assert not [name for (name,) in tables if name.startswith("notify")]
 
 
 # --- a status the logs do not record (tests/fixtures/partial, README.md) ---------------------

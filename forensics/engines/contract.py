@@ -40,13 +40,21 @@ class SQLEngine(Protocol):
     def materialize(self, table: str, query: str, **params: Any) -> None:
         """Replace table `table` with the result of `queries/QUERY.sql`."""
 
+    def materialize_temporary(self, table: str, query: str, **params: Any) -> None:
+        """`materialize`, for a command's working table, read only through this engine until
+        it closes: an engine may keep it out of the case store (DuckDB holds it in memory,
+        spilling to its temporary folder, and never writes it to the database file)."""
+
     def load_local(self, table: str, query: str, **params: Any) -> None:
         """Replace table `table` with a query over driver-local files (e.g. a CSV), read by
         DuckDB on this machine."""
 
-    def write_frame(self, table: str, frame: pl.DataFrame, order_by: str) -> None:
+    def write_frame(
+        self, table: str, frame: pl.DataFrame, order_by: str, *, temporary: bool = False
+    ) -> None:
         """Replace table `table` with a small Polars frame (its schema kept), sorted by
-        `order_by`: how case-file values become tables."""
+        `order_by`: how case-file values become tables (`temporary`: a working table, as
+        `materialize_temporary` makes)."""
 
     def frame(self, query: str, **params: Any) -> pl.DataFrame:
         """The (small) result of `queries/QUERY.sql` as a Polars frame."""

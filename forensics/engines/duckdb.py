@@ -99,20 +99,33 @@ class DuckDBEngine:
         self.execute(queries.load(query), **params)
 
     def materialize(self, table: str, query: str, **params: Any) -> None:
+        self._materialize(table, query, params, temporary=False)
+
+    def materialize_temporary(self, table: str, query: str, **params: Any) -> None:
+        self._materialize(table, query, params, temporary=True)
+
+    def _materialize(
+        self, table: str, query: str, params: dict[str, Any], *, temporary: bool
+    ) -> None:
         sql = queries.load(query)
-        self.con.execute(f'CREATE OR REPLACE TABLE "{table}" AS {sql}', bind(sql, params))
+        self.con.execute(
+            f'CREATE OR REPLACE {_kind(temporary)} "{table}" AS {sql}', bind(sql, params)
+        )
         self._created(table)
 
     def load_local(self, table: str, query: str, **params: Any) -> None:
         self.materialize(table, query, **params)
 
-    def write_frame(self, table: str, frame: pl.DataFrame, order_by: str) -> None:
+    def write_frame(
+        self, table: str, frame: pl.DataFrame, order_by: str, *, temporary: bool = False
+    ) -> None:
         view = f"_{table}_frame"
         # through the Arrow PyCapsule stream: frame.to_arrow() imports pyarrow (~25 ms a run)
         self.con.register(view, _ArrowStream(frame))
         try:
             self.con.execute(
-                f'CREATE OR REPLACE TABLE "{table}" AS SELECT * FROM {view} ORDER BY "{order_by}"'
+                f'CREATE OR REPLACE {_kind(temporary)} "{table}" AS '
+                f'SELECT * FROM {view} ORDER BY "{order_by}"'
             )
         finally:
             self.con.unregister(view)
@@ -220,6 +233,12 @@ class DuckDBEngine:
         else:
             literal = "'" + str(value).replace("'", "''") + "'"
         self.con.execute(f"SET {name} = {literal}")
+
+
+def _kind(temporary: bool) -> str:
+    """What a table is created as: a working table (`temporary`) lives in the connection's
+    memory and temporary folder, never in the case database file (nor its checkpoint)."""
+    return "TEMP TABLE" if temporary else "TABLE"
 
 
 class _ArrowStream:

@@ -152,8 +152,10 @@ class SparkEngine:
         elif isinstance(tree, exp.Create) and tree.kind == "TABLE":
             self._persist(tree.this.name, self._df(tree.expression.sql(dialect="duckdb"), values))
         elif isinstance(tree, exp.Drop):
-            self.spark.catalog.dropTempView(tree.this.name)
-            self._views.discard(tree.this.name)
+            # sqlglot 30 names the dropped tables in `tables`, earlier versions in `this`
+            for dropped in tree.args.get("tables") or [tree.this]:
+                self.spark.catalog.dropTempView(dropped.name)
+                self._views.discard(dropped.name)
         else:
             self._df(sql, values).collect()
 
@@ -165,6 +167,11 @@ class SparkEngine:
         """Write the result of `queries/QUERY.sql` to the store as table `table`."""
         sql = queries.load(query)
         self._persist(table, self._df(sql, bind(sql, params)))
+
+    def materialize_temporary(self, table: str, query: str, **params: Any) -> None:
+        """`materialize`: a working table too is written to the store (the cluster reads it
+        back from there)."""
+        self.materialize(table, query, **params)
 
     def load_local(self, table: str, query: str, **params: Any) -> None:
         """Materialize a small table from a query over driver-local files (the accounts
@@ -178,8 +185,11 @@ class SparkEngine:
             con.close()
         self._persist(table, self.spark.createDataFrame(_spark_arrow(arrow)))
 
-    def write_frame(self, table: str, frame: pl.DataFrame, order_by: str) -> None:
-        """Store a small Polars frame as table `table`, rows sorted by `order_by`."""
+    def write_frame(
+        self, table: str, frame: pl.DataFrame, order_by: str, *, temporary: bool = False
+    ) -> None:
+        """Store a small Polars frame as table `table`, rows sorted by `order_by` (a
+        `temporary` one too, as `materialize`)."""
         sorted_frame = frame.sort(order_by)
         arrow = _spark_arrow(sorted_frame.to_arrow())
         if arrow.num_rows:

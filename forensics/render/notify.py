@@ -52,6 +52,17 @@ UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
 PAGE_ITEMS = 100_000  # listed requests per page of notices
+# the tables notify works with, read once: temporary (never written to the case database)
+# but for notify_owner_requests, which is dropped once read; an earlier version kept them all
+WORKING_TABLES = (
+    "notify_exclusions",
+    "notify_quarantine",
+    "notify_range",
+    "notify_jurisdiction",
+    "notify_pages",
+    "notify_exposed",
+    "notify_owner_requests",
+)
 ROLES = ("recipient", "possible_recipient", "data_owner")
 SUBJECT = "Security incident notice (reference {reference})"
 # Why the evidence leaves an exposed response uncertain (the range's min side) or another
@@ -372,17 +383,19 @@ def _write_lists(
                 fix=f"run {command('analyze')} (or {command('run')}) first",
             )
     incident.discovery_method(case)  # a variety VERIS lacks is refused before any work
+    for table in WORKING_TABLES:  # an earlier version's, kept in the database: never read now
+        engine.execute(f'DROP TABLE IF EXISTS "{table}"')
     result = NotifyResult(warnings=load_accounts(engine, case))
     jurisdiction = _load_jurisdictions(engine, case)
     address_columns = _address_columns(engine, case)
-    engine.write_frame("notify_exclusions", _exclusions(case), "account_id")
-    engine.materialize(
+    engine.write_frame("notify_exclusions", _exclusions(case), "account_id", temporary=True)
+    engine.materialize_temporary(
         "notify_quarantine",
         "notify/quarantine_values"
         if engine.table_exists("quarantine_values")
         else "notify/quarantine_none",
     )
-    engine.materialize("notify_range", "notify/range")
+    engine.materialize_temporary("notify_range", "notify/range")
     template = _template(case)
 
     folder = out_dir / "notify"
@@ -609,8 +622,13 @@ def _write_notices(
     for sub in (MD_FOLDER, EML_FOLDER):
         _clear_notices(folder / sub)
     accounts = _notice_accounts(engine, case, recipients, owners)
-    engine.write_frame("notify_pages", accounts.select("account_id", "page"), "account_id")
-    engine.materialize("notify_exposed", "notify/exposed")
+    engine.write_frame(
+        "notify_pages", accounts.select("account_id", "page"), "account_id", temporary=True
+    )
+    engine.materialize_temporary("notify_exposed", "notify/exposed")
+    # in the database file, compressed, until the notices are written: as a temporary table
+    # (never compressed) its pages, read back, held DuckDB at its memory limit (2 GB of RSS
+    # at 100M requests)
     engine.materialize("notify_owner_requests", "notify/owner_requests")
     uncertain = _uncertain(engine)
     shown = _shown_ids(engine)
@@ -639,6 +657,8 @@ def _write_notices(
             ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
             done.append(_render_page(job, rows.to_dicts(), items, files.write))
     done.append(_Page(hashes=files.hashes))
+    for table in ("notify_owner_requests", "notify_exposed"):  # read: not kept, not checkpointed
+        engine.execute(f'DROP TABLE "{table}"')
     taken: dict[str, str] = {}
     for page in done:
         for row in page.index:
@@ -1244,7 +1264,7 @@ def _load_jurisdictions(engine: SQLEngine, case: Case) -> str | None:
             where=str(case.accounts_path),
             fix="leave the cell empty for an account of unknown jurisdiction",
         )
-    engine.write_frame("notify_jurisdiction", values, "account_id")
+    engine.write_frame("notify_jurisdiction", values, "account_id", temporary=True)
     return column
 
 
