@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 
+import polars as pl
 import pytest
 from case_small_db import case_small, engine_with_requests
 
@@ -117,6 +118,17 @@ def _notify_files(monkeypatch, folder, page_items: int) -> dict[str, bytes]:
         for p in sorted((folder / "notify").rglob("*"))
         if p.is_file()
     }
+
+
+def test_the_first_page_of_notices_holds_a_tenth_of_the_others(monkeypatch):
+    monkeypatch.setattr(notify, "PAGE_ITEMS", 100)
+    weights = pl.DataFrame({"w": [1] * 25 + [150] + [1] * 200})
+    pages = weights.select(notify.page_of(pl.col("w")).alias("page"))["page"].to_list()
+    # 10 accounts of 1 request, then the pages start at requests 10, 110, 210, ...
+    assert pages[:10] == [0] * 10
+    assert pages[10:25] == [1] * 15
+    assert pages[25] == 1  # starts at request 25: one account is never split
+    assert pages[26:] == [2] * 35 + [3] * 100 + [4] * 65
 
 
 def test_notices_rendered_over_several_pages_are_those_rendered_in_one(monkeypatch, tmp_path):

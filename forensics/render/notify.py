@@ -15,7 +15,8 @@ Who gets a notice: an account with exposed responses (tier proven or likely), on
 evidence leaves possible (tier possible, unless `[notify] possible = "none"`) and a data
 owner; not an account of an `[[exclude]]` entry unless that entry says `notify = true`.
 
-The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests),
+The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests,
+a tenth of that in the first page),
 so no more than a page is held in memory at any size. The pages are worded and rendered in
 this process, the next read meanwhile, and the files written and hashed by helper processes
 (`writer.Files`).
@@ -827,11 +828,18 @@ def _notice_accounts(
     return (
         both.sort("account_id")
         .with_columns(weight.alias("_weight"))
-        .with_columns(
-            ((pl.col("_weight").cum_sum() - pl.col("_weight")) // PAGE_ITEMS).alias("page")
-        )
+        .with_columns(page_of(pl.col("_weight")).alias("page"))
         .drop("_weight")
     )
+
+
+def page_of(weight: pl.Expr) -> pl.Expr:
+    """Each account's page of notices from its listed requests (`weight`, in account
+    order): `PAGE_ITEMS` a page, the first a tenth of that (it is read before any notice is
+    rendered, each other page while the one before is)."""
+    first = max(1, PAGE_ITEMS // 10)
+    start = weight.cum_sum() - weight
+    return pl.when(start < first).then(0).otherwise(1 + (start - first) // PAGE_ITEMS)
 
 
 def _uncertain(engine: SQLEngine) -> pl.DataFrame:
