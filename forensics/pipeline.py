@@ -298,15 +298,14 @@ def publish(
     manifest is built, before anything moves."""
     hashes = hashes or {}
     prefix = f"{work}{os.sep}"
-    # thousands of notices: their paths as strings (no Path each)
-    sources = {
-        (
-            f[len(prefix) :] if f.startswith(prefix) else Path(f).relative_to(work).as_posix()
-        ).replace(os.sep, "/"): (f, name)
-        for name, paths in written.items()
-        for p in paths
-        for f in integrity.files_under(p)
-    }
+    cut = len(prefix)
+    # thousands of notices: their paths as strings (no Path each), relative, POSIX
+    sources: dict[str, tuple[str, str]] = {}  # -> (the file as staged, the step)
+    for name, paths in written.items():
+        for p in paths:
+            for f in integrity.files_under(p):
+                rel = f[cut:] if f.startswith(prefix) else Path(f).relative_to(work).as_posix()
+                sources[rel if os.sep == "/" else rel.replace(os.sep, "/")] = (f, name)
     staged = {rel: name for rel, (_, name) in sources.items()}
     units = {p.relative_to(work).as_posix(): "ingest" for p in _stores(work)}
     for unit in units:
@@ -330,8 +329,9 @@ def publish(
         stays = [integrity.Output(rel, out / rel, by) for rel, by in kept.items()]
         outputs = [
             *(
-                integrity.Output(rel, sources[rel][0], by, hashes.get(sources[rel][0]))
-                for rel, by in staged.items()
+                integrity.Output(rel, f, by, hashes.get(f))
+                for rel, (f, by) in sources.items()
+                if not units or rel in staged
             ),
             *(integrity.Output(f"{rel}/", work / rel, by) for rel, by in units.items()),
             *stays,

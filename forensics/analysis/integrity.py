@@ -26,12 +26,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import operator
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, is_dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import polars as pl
 
@@ -181,13 +182,13 @@ def check(
     )
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One file (or a folder kept whole, such as a Parquet case store) of an analysis'
     outputs: its `path` relative to the output folder, where its bytes are now (`source`: the
     staging folder, or the output folder for a file kept) and the step that wrote it
     (`analyze`, `notify`, `report`, `ingest`); `digest`: its (size, sha256) when the step
-    took them as it wrote the file (it is not read again)."""
+    took them as it wrote the file (it is not read again). A tuple: hundreds of thousands
+    of notices are made one each."""
 
     path: str
     source: str | Path
@@ -234,16 +235,20 @@ def write_manifest(engine: SQLEngine, case: Case, outputs: list[Output], sink: I
     """`manifest` written into `sink`, its file rows as they are made (hundreds of thousands
     of notices: no list of them is held, only the outputs)."""
     hashed, not_hashed = [], []
-    for output in sorted(outputs, key=lambda o: o.path):
-        entry = {"path": output.path, "written_by": output.written_by}
-        reason = NOT_HASHED.get(os.path.splitext(output.path)[1])
+    for output in sorted(outputs, key=_path_of):
+        path = output.path
+        # a file hashed as written (a notice) whose name is none NOT_HASHED names: no splitext
+        if output.digest is not None and not path.endswith(_NOT_HASHED_ENDINGS):
+            hashed.append(output)
+            continue
+        reason = NOT_HASHED.get(os.path.splitext(path)[1])
         if output.digest is not None and reason is None:
             hashed.append(output)
             continue
-        if output.path.endswith("/") or os.path.isdir(output.source):
+        if path.endswith("/") or os.path.isdir(output.source):
             reason = NOT_HASHED["/"]
         if reason is not None:
-            not_hashed.append({**entry, "reason": reason})
+            not_hashed.append({"path": path, "written_by": output.written_by, "reason": reason})
         else:
             hashed.append(output)
 
@@ -281,6 +286,32 @@ def write_manifest(engine: SQLEngine, case: Case, outputs: list[Output], sink: I
 
 
 _ROWS = "\ue000files\ue001"  # where `_dumps` puts the files (a value no path holds)
+_NOT_HASHED_ENDINGS = tuple(ext for ext in NOT_HASHED if ext != "/")
+_path_of = operator.attrgetter("path")
+_quote = json.encoder.encode_basestring  # as json.dumps(ensure_ascii=False) writes a string
+
+
+_FILE_ROW = {"path", "written_by", "bytes", "sha256"}
+
+
+def _row_text(row: dict[str, Any]) -> str:
+    """A flat row of `files` as the indenting encoder writes it (keys sorted); a file's row
+    (`_FILE_ROW`, the notices') made in one piece, for hundreds of thousands of them."""
+    if row.keys() == _FILE_ROW:
+        size, path, sha, by = row["bytes"], row["path"], row["sha256"], row["written_by"]
+        if type(size) is int and type(path) is str and type(sha) is str and type(by) is str:
+            return (
+                f'    {{\n      "bytes": {int.__repr__(size)},\n      "path": {_quote(path)},\n'
+                f'      "sha256": {_quote(sha)},\n      "written_by": {_quote(by)}\n    }}'
+            )
+    return (
+        "    {\n"
+        + ",\n".join(
+            f"      {_quote(k)}: {_quote(v) if type(v) is str else int.__repr__(v)}"
+            for k, v in sorted(row.items())
+        )
+        + "\n    }"
+    )
 
 
 def _dumps(body: dict[str, Any]) -> str:
@@ -297,8 +328,7 @@ def _chunks(body: dict[str, Any], any_rows: bool) -> Iterator[str]:
     """`_dumps(body)` in pieces, its `files` (an iterable of flat rows, none empty; `any_rows`:
     whether it holds one) read once, a row a piece."""
     whole = json.dumps(body | {"files": _ROWS}, sort_keys=True, indent=2, ensure_ascii=False)
-    quote = json.encoder.encode_basestring
-    mark = f'"files": {quote(_ROWS)}'
+    mark = f'"files": {_quote(_ROWS)}'
     if not any_rows or whole.count(mark) != 1:
         yield json.dumps(
             body | {"files": list(body["files"])}, sort_keys=True, indent=2, ensure_ascii=False
@@ -307,15 +337,7 @@ def _chunks(body: dict[str, Any], any_rows: bool) -> Iterator[str]:
     head, tail = whole.split(mark)
     yield head + '"files": [\n'
     for at, row in enumerate(body["files"]):
-        yield (
-            (",\n" if at else "")
-            + "    {\n"
-            + ",\n".join(
-                f"      {quote(k)}: {quote(v) if type(v) is str else int.__repr__(v)}"
-                for k, v in sorted(row.items())
-            )
-            + "\n    }"
-        )
+        yield f",\n{_row_text(row)}" if at else _row_text(row)
     yield "\n  ]" + tail
 
 
