@@ -1120,6 +1120,18 @@ def test_a_case_template_replaces_the_bundled_one(tmp_path):
     )
 
 
+def test_a_case_template_reads_jinjas_own_globals(tmp_path):
+    extra = '\n[notify]\ntemplate = "notice.md.j2"\n'
+    case = _case_copy(tmp_path / "case", extra)
+    (case.parent / "notice.md.j2").write_text(
+        "{% for i in range(2) %}{{ i }} {% endfor %}{% set ns = namespace(n=3) %}{{ ns.n }}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    _notified(case, out)
+    assert _notice(out, "acct-bob") == "0 1 3\n"
+
+
 @pytest.mark.parametrize(
     ("template", "line", "what"),
     [

@@ -345,6 +345,7 @@ class Template:
                 jinja2.PackageLoader("forensics.render", "templates"), sandboxed=False
             )
             self.template = env.get_template(bundled)
+            self._globals = dict(self.template.globals)
             self.file: str | None = self.template.filename
             self.names = self._names(env, bundled)
             return
@@ -355,6 +356,7 @@ class Template:
             raise InputError(f"template file not found: {path}", where=where or str(path), fix=fix)
         try:
             self.template = env.get_template(path.name)
+            self._globals = dict(self.template.globals)
             self.names = self._names(env, path.name)
         except jinja2.TemplateSyntaxError as e:
             raise _template_error(e, f"{e.filename or path}:{e.lineno}") from None
@@ -391,8 +393,16 @@ class Template:
         return shape.fill(values, forms_of)
 
     def _render(self, context: Mapping[str, Any]) -> str:
+        template = self.template
         try:
-            return self.template.render(context)
+            # Template.render's own steps without its two copies of the context, one of them
+            # walking the globals' ChainMap: a fifth of Jinja's time a notice
+            ctx = template.new_context({**self._globals, **context}, shared=True)
+            return template.environment.concat(template.root_render_func(ctx))
+        except Exception:
+            self._values = []  # rendered again as Template.render does: its error and line
+        try:
+            return template.render(context)
         except jinja2.TemplateSyntaxError as e:  # in an included template
             raise _template_error(e, f"{e.filename or self.name}:{e.lineno}") from None
         except Exception as e:
