@@ -1199,14 +1199,16 @@ def _blocks(frame: pl.DataFrame, line: _Line) -> dict[str, Block]:
     rest = pl.col("_line")
     lines = worded.select(
         "account_id",
-        pl.concat_str(pl.lit("- "), md_name, rest).alias("md"),
         pl.concat_str(pl.lit("- "), name, rest).alias("text"),
         pl.concat_str(pl.lit("<li>"), html_name, rest, pl.lit("</li>")).alias("html"),
+        *([] if md_name is name else [pl.concat_str(pl.lit("- "), md_name, rest).alias("md")]),
     )
     grouped = lines.group_by("account_id", maintain_order=True).agg(
-        pl.col("md").str.join("\n"), pl.col("text").str.join("\n"), pl.col("html").str.join("\n")
+        pl.exclude("account_id").str.join("\n")
     )
-    return {account: Block(m, t, f"<ul>\n{h}\n</ul>\n") for account, m, t, h in grouped.iter_rows()}
+    if md_name is name:  # no name to escape (the usual case): the Markdown is the plain text
+        return {a: Block(t, t, f"<ul>\n{h}\n</ul>\n") for a, t, h in grouped.iter_rows()}
+    return {a: Block(m, t, f"<ul>\n{h}\n</ul>\n") for a, t, h, m in grouped.iter_rows()}
 
 
 def _rows(frame: pl.DataFrame, delivery: bool = False) -> dict[str, list[dict[str, Any]]]:
