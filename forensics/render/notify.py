@@ -1018,6 +1018,8 @@ def _displayed(frame: pl.DataFrame, shown: pl.DataFrame) -> pl.DataFrame:
     without one, `line 5,444 of gateway.jsonl` (`row` for Parquet)."""
     has_source = "source" in frame.columns
     ids = frame["request_id"]
+    if not shown.height and not has_source:  # no id derived, none quarantined: ids as they are
+        return frame.with_columns(_printable(ids.fill_null("")).alias("shown"))
     parts = ids.str.extract_groups(r"^([0-9a-f]{16}):([0-9]+)$")
     frame = frame.with_columns(
         parts.struct.field("1").alias("_prefix"),
