@@ -259,13 +259,13 @@ def _undo(out: Path, journal: Path) -> None:
             os.replace(tmp, out / rel)
 
 
+_SLASH_ONLY = os.sep == "/" and os.altsep is None
+
+
 def _parent(rel: str) -> str:
     """`os.path.dirname` of a relative POSIX path (as the journal and manifests name files),
     without its cost where `/` is the only separator (hundreds of thousands of notices)."""
     return rel.rpartition("/")[0] if _SLASH_ONLY else os.path.dirname(rel)
-
-
-_SLASH_ONLY = os.sep == "/" and os.altsep is None
 
 
 def _safe(rel: str) -> bool:

@@ -237,11 +237,9 @@ def write_manifest(engine: SQLEngine, case: Case, outputs: list[Output], sink: I
     hashed, not_hashed = [], []
     for output in sorted(outputs, key=_path_of):
         path = output.path
-        # a file hashed as written (a notice) whose name is none NOT_HASHED names: no splitext
-        if output.digest is not None and not path.endswith(_NOT_HASHED_ENDINGS):
-            hashed.append(output)
-            continue
-        reason = NOT_HASHED.get(os.path.splitext(path)[1])
+        # splitext only for a name ending as NOT_HASHED's do (not hundreds of thousands of notices)
+        ends = path.endswith(_NOT_HASHED_ENDINGS)
+        reason = NOT_HASHED.get(os.path.splitext(path)[1]) if ends else None
         if output.digest is not None and reason is None:
             hashed.append(output)
             continue
