@@ -36,7 +36,7 @@ import functools
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -45,13 +45,13 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
-import jinja2.sandbox
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..case import Case
 from ..errors import InputError
 from ..formats import iso, printable
+from . import shapes
 from .headline import MaxOpen, max_open
 
 STEM_CHARS = 60
@@ -110,7 +110,12 @@ class Rendered:
 def md(text: str) -> str:
     """`text` (data: an id, a contact, a label) as Markdown that renders as that text.
     Cached: a case's notices repeat the same models, nodes and labels thousands of times."""
-    escaped = _MD_SYNTAX.sub(r"\\\1", printable(text, one_line=True))
+    return _escaped(printable(text, one_line=True))
+
+
+def _escaped(shown: str) -> str:
+    """`md` of a text `printable` has made one line."""
+    escaped = _MD_SYNTAX.sub(r"\\\1", shown)
     return "\\" + escaped if escaped.startswith("-") else escaped
 
 
@@ -338,6 +343,7 @@ class Template:
         self.prose = prose
         self._values: list[Any] = []
         self._forms: OrderedDict[str, _Shape] = OrderedDict()
+        self._tracer: shapes.Tracer | None = None
         if path is None:
             # the bundled templates are ours: no sandbox (its check of every attribute a
             # template reads was about a fifth of rendering 21,000 notices)
@@ -376,21 +382,55 @@ class Template:
         """The document in its three forms, each ending with one newline; a failure is one
         line naming the template line."""
         self._values = []
-        skeleton = self._render(context).rstrip("\n") + "\n"
-        values = self._values
+        skeleton = self._render(context)
+        return self._document(self._shape(skeleton), self._values)
+
+    def bind(self, shared: Mapping[str, Any]) -> Bound:
+        """Documents that share the values `shared` (not changed meanwhile), each rendered
+        from its own values (`Bound.render`): Jinja runs once per shape (`shapes`)."""
+        return Bound(self, shared)
+
+    def _shape(self, rendered: str) -> _Shape:
+        """The shape of a skeleton as Jinja rendered it."""
+        skeleton = rendered.rstrip("\n") + "\n"
         shape = self._forms.get(skeleton)
         if shape is None:
             shape = _Shape(skeleton)
             self._forms[skeleton] = shape
             if len(self._forms) > SKELETONS:
                 self._forms.popitem(last=False)
-        forms_of = [_forms(v) for v in values]
+        return shape
+
+    def _document(self, shape: _Shape, values: list[Any]) -> Rendered:
+        """A document of this shape with these values in its slots."""
         if self.prose:
-            forms_of = [
-                (prose_md(v), *f[1:]) if isinstance(v, str) and not isinstance(v, Markdown) else f
-                for v, f in zip(values, forms_of, strict=True)
-            ]
-        return shape.fill(values, forms_of)
+            return shape.fill(values, [self._forms_of(v) for v in values])
+        return shape.fill(values, [_forms(v) for v in values])
+
+    def _forms_of(self, value: Any) -> tuple[str, str, str]:
+        """A value in each form (`_forms`; a text as `prose_md` escapes it when `prose`)."""
+        forms = _forms(value)
+        if self.prose and isinstance(value, str) and not isinstance(value, Markdown):
+            return (prose_md(value), forms[1], forms[2])
+        return forms
+
+    def _trace(
+        self, shared: Mapping[str, Any], values: Mapping[str, Any]
+    ) -> tuple[shapes.Tracer, str] | None:
+        """Jinja's run with stand-ins for the document's own `values` (`shapes`): what it
+        asked and the skeleton; None when a stand-in could not record a use."""
+        tracer = shapes.Tracer(values)
+        tracer.ask(shapes.KEYS)
+        stand_ins = {k: shapes.Value(shapes.own(k), tracer) for k in values}
+        template = self.template
+        self._tracer = tracer
+        try:
+            ctx = template.new_context({**self._globals, **shared, **stand_ins}, shared=True)
+            return tracer, template.environment.concat(template.root_render_func(ctx))
+        except Exception:  # Untraceable, or a failure Jinja meets again, to say it its way
+            return None
+        finally:
+            self._tracer = None
 
     def _render(self, context: Mapping[str, Any]) -> str:
         template = self.template
@@ -412,6 +452,9 @@ class Template:
 
     def _finalize(self, value: Any) -> str:
         """Each printed value becomes a slot (its forms are filled in by `render`)."""
+        if self._tracer is not None:
+            slot = self._tracer.slot(value)
+            return "" if slot is None else f"{_OPEN}{slot}{_CLOSE}"
         if value is None:
             return ""
         if isinstance(value, jinja2.Undefined):
@@ -421,7 +464,7 @@ class Template:
 
     def _environment(self, loader: jinja2.BaseLoader, sandboxed: bool = True) -> jinja2.Environment:
         """A Jinja2 environment for notices: a case file's own templates run sandboxed."""
-        kind = jinja2.sandbox.SandboxedEnvironment if sandboxed else jinja2.Environment
+        kind = shapes.SandboxedEnvironment if sandboxed else shapes.Environment
         env = kind(
             loader=loader,
             autoescape=False,
@@ -433,6 +476,7 @@ class Template:
         )
         env.filters["n"] = _count
         env.filters["counted"] = _counted
+        shapes.traceable(env)
         return env
 
     @staticmethod
@@ -443,6 +487,138 @@ class Template:
         if any(True for _ in jinja2.meta.find_referenced_templates(tree)):
             return None
         return set(jinja2.meta.find_undeclared_variables(tree))
+
+
+class Bound:
+    """A template bound to the values its documents share (`Template.bind`)."""
+
+    def __init__(self, template: Template, shared: Mapping[str, Any]):
+        self.template = template
+        self.shared = shared
+        self.shapes: shapes.Shapes[_Plan] = shapes.Shapes(SKELETONS)
+
+    def render(self, values: Mapping[str, Any]) -> Rendered:
+        """The document of these own values (with the shared ones), as `Template.render`
+        renders it."""
+        template = self.template
+        if self.shapes.on:
+            plan = self.shapes.find(values)
+            if plan is not None:
+                return plan.fill(values)
+            traced = template._trace(self.shared, values)
+            if traced is not None:
+                tracer, skeleton = traced
+                plan = _Plan(template, template._shape(skeleton), tracer)
+                self.shapes.add(tracer.asked, plan)
+                return plan.fill(values)
+            self.shapes.on = False
+        return template.render({**self.shared, **values})
+
+
+class _Plan:
+    """A shape as traced (`shapes`): the values that are no document's own (the shared
+    ones, the template's) filled in once, each form cut at the document's own values, and
+    how each of those is written in each form, by its type."""
+
+    def __init__(self, template: Template, shape: _Shape, tracer: shapes.Tracer):
+        self.template, self.shape = template, shape
+        kinds = shapes.kinds(tracer.asked)
+        slots = tracer.slots
+        self.fixed = {i: e.get({}) for i, e in enumerate(slots) if e.key[0] == "constant"}
+        own = [i for i in range(len(slots)) if i not in self.fixed]
+        self.own = own
+        # each own value: how it is read, how it is written in the three forms
+        self.written = [(slots[i].get, _former(kinds[slots[i].key], template)) for i in own]
+        at = {slot: j for j, slot in enumerate(own)}  # slot -> its place among the own ones
+        fixed = {i: template._forms_of(v) for i, v in self.fixed.items()}
+        self.md = _merged(shape.md_cut, fixed, at, 0)
+        self.text = _merged(shape.text_cut, fixed, at, 1)
+        # the HTML as `_Shape._html` fills it: each own value inline (0), as a paragraph
+        # (1), or a block's HTML as it is (2)
+        literals, html_slots = shape.html_cut
+        lits, places = [literals[0]], []
+        self.general = not shape.plain
+        for (slot, alone), after in zip(html_slots, literals[1:], strict=True):
+            if slot in at:
+                block = alone and issubclass(kinds[slots[slot].key], Block)
+                places.append((at[slot], 2 if block else int(alone)))
+                lits.append(after)
+                continue
+            value = self.fixed[slot]
+            if not alone:
+                lits[-1] += fixed[slot][2] + after
+            elif not isinstance(value, Block):
+                lits[-1] += f"<p>{fixed[slot][2]}</p>\n" + after
+            elif _OPEN in value.html or _CLOSE in value.html:
+                self.general = True  # substituted in two passes (`_Shape._html`)
+            else:
+                lits[-1] += value.html + after
+        self.html = (lits, places)
+
+    def fill(self, values: Mapping[str, Any]) -> Rendered:
+        """The document of these own values."""
+        forms = [form(get(values)) for get, form in self.written]
+        if self.general:
+            return self._general(values)
+        literals, places = self.html
+        filled: list[str] = []
+        for j, mode in places:
+            if mode == 0:
+                filled.append(forms[j][2])
+            elif mode == 1:
+                filled.append(f"<p>{forms[j][2]}</p>\n")
+            else:  # a block's HTML (`_block_forms`)
+                html = forms[j][2]
+                if _OPEN in html or _CLOSE in html:  # holding a marker
+                    return self._general(values)
+                filled.append(html)
+        return Rendered(
+            _fill(self.md, [forms[j][0] for j in self.md[1]]),
+            _fill(self.text, [forms[j][1] for j in self.text[1]]),
+            _fill((literals, []), filled),
+        )
+
+    def _general(self, own: Mapping[str, Any]) -> Rendered:
+        """The document filled as `Template.render` fills it (every slot)."""
+        values: list[Any] = [None] * (len(self.fixed) + len(self.written))
+        for i, value in self.fixed.items():
+            values[i] = value
+        for slot, (get, _) in zip(self.own, self.written, strict=True):
+            values[slot] = get(own)
+        forms_of = [self.template._forms_of(v) for v in values]
+        return self.shape.fill(values, forms_of)
+
+
+def _merged(
+    cut: tuple[list[str], list[int]],
+    fixed: Mapping[int, tuple[str, str, str]],
+    at: Mapping[int, int],
+    form: int,
+) -> tuple[list[str], list[int]]:
+    """A form's cut (`_cut`) with the fixed slots' `form` joined into the texts around them,
+    the others numbered by their place among the own values (`at`)."""
+    literals, slots = cut
+    texts, places = [literals[0]], []
+    for slot, after in zip(slots, literals[1:], strict=True):
+        if slot in at:
+            places.append(at[slot])
+            texts.append(after)
+        else:
+            texts[-1] += fixed[slot][form] + after
+    return texts, places
+
+
+def _former(kind: type, template: Template) -> Callable[[Any], tuple[str, str, str]]:
+    """How a value of this type is written in each form (`_forms`)."""
+    if issubclass(kind, Block):
+        return _block_forms
+    if issubclass(kind, str) and not template.prose:
+        return _text_forms
+    return template._forms_of
+
+
+def _block_forms(block: Block) -> tuple[str, str, str]:
+    return (block.md, block.text, block.html)
 
 
 class _Shape:
@@ -541,8 +717,10 @@ def _text_forms(value: str) -> tuple[str, str, str]:
     """The forms of a text: the toolkit's own (`Markdown`) as it is, data escaped. Cached
     (typed): the same labels, times and names recur in every notice."""
     if isinstance(value, Markdown):
-        return (str(value), str(value), _html_escape(value))
-    return (md(value), plain(value), html_text(value))
+        text = str(value)
+        return (text, text, _html_escape(text))
+    shown = printable(value, one_line=True)  # `md`, `plain` and `html_text` of it
+    return (_escaped(shown), shown, _html_escape(shown))
 
 
 def _html_escape(text: str) -> str:

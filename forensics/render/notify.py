@@ -640,7 +640,7 @@ def _write_notices(
         md_dir.mkdir(parents=True, exist_ok=True)
     if accounts.height and composer is not None:
         eml_dir.mkdir(parents=True, exist_ok=True)
-    job = _Job(case, shared, template, composer, address_columns, md_dir, eml_dir)
+    job = _Job(case, template.bind(shared), composer, address_columns, md_dir, eml_dir)
     pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
 
     def read(at: int) -> _PageItems:
@@ -712,8 +712,7 @@ class _Job:
     """What rendering a page of notices needs besides the page (`_render_page`)."""
 
     case: Case
-    shared: Mapping[str, Any]
-    template: notices.Template
+    notices: notices.Bound
     composer: messages.Composer | None
     address_columns: list[str]
     md_dir: Path
@@ -737,9 +736,9 @@ def _render_page(
     job: _Job, rows: list[dict[str, Any]], items: _PageItems, write: Callable[[str, bytes], None]
 ) -> _Page:
     """Render the notices (and messages) of a page's accounts, each file handed to `write`."""
-    case, template, composer, address_columns = (
+    case, bound, composer, address_columns = (
         job.case,
-        job.template,
+        job.notices,
         job.composer,
         job.address_columns,
     )
@@ -750,8 +749,7 @@ def _render_page(
         stem = notices.notice_file_name(account, "")
         name = f"{stem}.md"
         ref = messages.reference(case, account)
-        context = _context(job.shared, row, ref, items)
-        rendered = template.render(context)
+        rendered = bound.render(_context(row, ref, items))
         write(md_base + name, rendered.md.encode("utf-8"))
         roles = row["roles"]
         to, bad = messages.addresses([row[c] for c in address_columns])
@@ -896,15 +894,13 @@ def _no_address(case: Case, row: Mapping[str, Any], columns: list[str], bad: lis
     return f"no value in {', '.join(columns)}"
 
 
-def _context(
-    shared: Mapping[str, Any], row: Mapping[str, Any], ref: str, items: _PageItems
-) -> dict[str, Any]:
-    """What the notice template of one account sees (docs/notices.md)."""
+def _context(row: Mapping[str, Any], ref: str, items: _PageItems) -> dict[str, Any]:
+    """What the notice template of one account sees besides what every notice shares
+    (`notices.case_context`; docs/notices.md)."""
     account = row["account_id"]
     roles = row["roles"].split(";")
-    empty = Block("", "", "")
+    lists, rows = items.lists, items.rows
     context: dict[str, Any] = {
-        **shared,
         "reference": Markdown(ref),
         "account": {
             "id": account,
@@ -920,25 +916,26 @@ def _context(
         "recipient": None,
         "possible": None,
         "data_owner": None,
-        "responses_list": items.lists["responses"].get(account, empty),
-        "possible_list": items.lists["possible"].get(account, empty),
-        "requests_list": items.lists["requests"].get(account, empty),
-        "responses": items.rows["responses"].get(account, []),
-        "possible_requests": items.rows["possible"].get(account, []),
-        "requests": items.rows["requests"].get(account, []),
+        "responses_list": lists["responses"].get(account, _EMPTY),
+        "possible_list": lists["possible"].get(account, _EMPTY),
+        "requests_list": lists["requests"].get(account, _EMPTY),
+        "responses": rows["responses"].get(account, []),
+        "possible_requests": rows["possible"].get(account, []),
+        "requests": rows["requests"].get(account, []),
     }
     if "recipient" in roles:
-        context["recipient"] = notices.values(
-            {
-                **{k: row[k] for k in RECIPIENTS.columns if k not in ("request_ids",)},
-                "delivery_unrecorded": items.unrecorded.get(account, 0),
-            }
-        )
+        recipient = notices.values({k: row[k] for k in _RECIPIENT_KEYS})
+        recipient["delivery_unrecorded"] = items.unrecorded.get(account, 0)
+        context["recipient"] = recipient
     if "possible_recipient" in roles:
         context["possible"] = {"requests": row["possible_requests"]}
     if "data_owner" in roles:
         context["data_owner"] = notices.values({k: row[k] for k in DATA_OWNERS.columns})
     return context
+
+
+_EMPTY = Block("", "", "")  # a list the account has no item in
+_RECIPIENT_KEYS = [k for k in RECIPIENTS.columns if k != "request_ids"]
 
 
 @dataclass
