@@ -36,6 +36,7 @@ from forensics.cli import app
 from forensics.engines import DuckDBEngine
 from forensics.errors import AnalysisError, InputError
 from forensics.formats import printable
+from forensics.render import messages as messages_module
 from forensics.render import notify
 from forensics.render.headline import headline
 from forensics.render.messages import Composer, encoding, html_document
@@ -597,6 +598,38 @@ def test_a_message_is_byte_for_byte_what_the_email_package_builds(sender, to, su
     html = html_document(subject, f"<p>{text}</p>\n")
     fast = composer.message(to, subject, "<id@b.example>", text, html)
     assert fast == composer.canonical(to, subject, "<id@b.example>", text, html)
+
+
+@pytest.mark.parametrize(
+    ("to", "ref", "text"),
+    [
+        (["c@d.example"], "0000-1111-2222-3333", "x\n"),
+        ([f"u{i}@d.example" for i in range(9)], "AB CD", "ünïcödé\r\nline\rcr\n" + "y " * 600),
+        (["c@d.example"], "\t two  spaces ", "z" * 999),
+        (["c@d.example"], "0000", "a lone surrogate \udc80\n"),
+        ([], "0000", ""),
+    ],
+)
+def test_a_notice_message_is_the_message_of_its_subject_document_and_id(to, ref, text):
+    """`Composer.notice` (the text encoded once) gives the bytes `message` gives for the
+    subject with the reference, the HTML as a whole document and `message_id`'s id."""
+    composer = Composer("a@b.example", None, parse_utc("2026-10-26T00:00:00Z"), notify.SUBJECT)
+    html = f"<p>{text}</p>\n"
+    subject = notify.SUBJECT.format(reference=ref)
+    expected = composer.message(
+        to, subject, composer.message_id(ref, to, text), text, html_document(subject, html)
+    )
+    assert composer.notice(to, ref, text, html) == expected
+
+
+def test_a_reference_is_the_sha256_of_the_case_window_and_account():
+    """Four groups of the first 16 hex digits of sha256(name NUL window start NUL account)."""
+    case = case_small()
+    for account in ("acct-alice", "Tidal Bio Co.", "\udc80x"):
+        key = f"{case.name}\0{case.window_start.isoformat()}\0{account}"
+        digits = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16].upper()
+        expected = "-".join(digits[i : i + 4] for i in range(0, 16, 4))
+        assert messages_module.reference(case, account) == expected
 
 
 def test_a_part_in_ascii_with_lines_of_at_most_998_octets_is_sent_as_it_is():

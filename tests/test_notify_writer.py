@@ -37,6 +37,23 @@ def test_helper_writes_each_file_with_its_bytes_and_reports_size_and_sha256(tmp_
     assert files.hashes[str(md / "b.md")][0] == 400_000
 
 
+def test_a_folders_writer_writes_its_files_beside_those_written_by_path(tmp_path):
+    """`Files.writer(folder)` is `write` for that folder's files: one helper a folder."""
+    md, eml = tmp_path / "md", tmp_path / "eml"
+    md.mkdir()
+    eml.mkdir()
+    with writer.Files() as files:
+        write_md = files.writer(str(md))
+        write_md(str(md / "a.md"), b"abc")
+        files.write(str(eml / "a.eml"), b"")
+        files.write(str(md / "b.md"), b"abc")
+        files.writer(str(eml))(str(eml / "b.eml"), b"abc")
+    assert len(files._helpers) == 2
+    for path, size in ((md / "a.md", 3), (eml / "a.eml", 0), (md / "b.md", 3), (eml / "b.eml", 3)):
+        assert path.read_bytes() == b"abc"[:size]
+        assert files.hashes[str(path)] == (size, SHA_ABC if size else SHA_EMPTY)
+
+
 def test_a_file_the_helper_cannot_create_is_raised_with_its_errno_and_path(tmp_path):
     missing = tmp_path / "no-such-folder" / "a.md"
     with pytest.raises(OSError) as caught, writer.Files() as files:

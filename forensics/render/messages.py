@@ -19,6 +19,7 @@ for byte (tests compare the two on hostile and long values).
 from __future__ import annotations
 
 import binascii
+import functools
 import hashlib
 import html
 import re
@@ -50,6 +51,9 @@ _SENTINEL_BODY = {
     ("base64", "plain"): "text-sentinel\u00e9",
     ("base64", "html"): "html-sentinel\u00e9",
 }
+# a header value the package writes as it is (when short): printable ASCII words, one space
+# between them
+_AS_IT_IS = re.compile(r"[!-~]+(?: [!-~]+)*")
 # a `,` or `;` between addresses: one outside a quoted name ("Doe, John" <j@example.com>)
 _LIST_SEPARATOR = re.compile(r'[,;](?=(?:[^"]*"[^"]*")*[^"]*$)')
 
@@ -86,9 +90,16 @@ def message_date(case: Case) -> datetime:
 def reference(case: Case, account_id: str) -> str:
     """The notice's reference (four groups of four hex digits): the same for an account on
     every run of the case, different for every account and case."""
-    key = f"{case.name}\0{case.window_start.isoformat()}\0{account_id}"
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16].upper()
-    return "-".join(digest[i : i + 4] for i in range(0, 16, 4))
+    digest = _case_key(case.name, case.window_start).copy()
+    digest.update(account_id.encode("utf-8", "surrogatepass"))
+    d = digest.hexdigest()[:16].upper()
+    return f"{d[:4]}-{d[4:8]}-{d[8:12]}-{d[12:]}"
+
+
+@functools.lru_cache(maxsize=8)
+def _case_key(name: str, start: datetime) -> hashlib._Hash:
+    """The hash of what a case's references start with (the same for each of its notices)."""
+    return hashlib.sha256(f"{name}\0{start.isoformat()}\0".encode("utf-8", "surrogatepass"))
 
 
 class Composer:
@@ -142,11 +153,27 @@ class Composer:
     def message_id(self, ref: str, to: Sequence[str], text: str) -> str:
         """`<reference.hash@sender's domain>`: the hash of the recipients and the message's
         text (`\n`-joined), so a notice whose content changes gets a new id."""
+        return self._id(ref, to, text.encode("utf-8", "surrogatepass"))
+
+    def _id(self, ref: str, to: Sequence[str], text: bytes) -> str:
+        """`message_id` of the text's UTF-8 bytes."""
         digest = hashlib.sha256()
         if to:  # as the `\n`-joined text, without the copy joining it would make
             digest.update(("\n".join(to) + "\n").encode("utf-8", "surrogatepass"))
-        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(text)
         return f"<{ref.replace('-', '').lower()}.{digest.hexdigest()[:16]}@{self.domain}>"
+
+    def notice(self, to: Sequence[str], ref: str, text: str, html_body: str) -> bytes:
+        """A notice's message: `Subject` with its reference, the HTML part `html_body` (a
+        fragment) as a whole document, `Message-ID` by `message_id`; the bytes `message`
+        gives for these, the text encoded once."""
+        subject = self.subject.format(reference=ref)
+        html_part = html_document(subject, html_body)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: each step encodes it its own way
+            return self.message(to, subject, self.message_id(ref, to, text), text, html_part)
+        return self._message(to, subject, self._id(ref, to, data), _encoded(data), _body(html_part))
 
     def canonical(
         self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str
@@ -169,8 +196,18 @@ class Composer:
         self, to: Sequence[str], subject: str, message_id: str, text: str, html_body: str
     ) -> bytes:
         """The bytes `canonical` gives for these values (see the module doc)."""
-        (text_cte, text_body), (html_cte, html_body_bytes) = _body(text), _body(html_body)
-        p = self._pieces(text_cte, html_cte)
+        return self._message(to, subject, message_id, _body(text), _body(html_body))
+
+    def _message(
+        self,
+        to: Sequence[str],
+        subject: str,
+        message_id: str,
+        text: tuple[str, bytes],
+        html_body: tuple[str, bytes],
+    ) -> bytes:
+        """`message` of the two parts as `_body` gives them (encoding, body)."""
+        p = self._pieces(text[0], html_body[0])
         return b"".join(
             (
                 p[0],
@@ -180,26 +217,18 @@ class Composer:
                 p[2],
                 _header("Message-ID", message_id),
                 p[3],
-                text_body,
+                text[1],
                 p[4],
-                html_body_bytes,
+                html_body[1],
                 p[5],
             )
         )
 
 
 def _header(name: str, value: str) -> bytes:
-    """A header line as the package writes it: as it is when short, single-spaced ASCII;
-    otherwise folded (and encoded) by the package."""
-    if (
-        len(name) + 2 + len(value) <= MAX_LINE
-        and value.isascii()
-        and value.isprintable()
-        and value == " ".join(value.split(" "))
-        and "  " not in value
-        and value.strip() == value
-        and value
-    ):
+    """A header line as the package writes it: as it is when short, single-spaced printable
+    ASCII; otherwise folded (and encoded) by the package."""
+    if len(name) + 2 + len(value) <= MAX_LINE and _AS_IT_IS.fullmatch(value):
         return f"{name}: {value}\r\n".encode("ascii")
     return str(POLICY.header_factory(name, value).fold(policy=POLICY)).encode("ascii")
 
@@ -215,7 +244,11 @@ def _body(text: str) -> tuple[str, bytes]:
     """A text part's (transfer encoding, body) as the package writes them: UTF-8, CRLF line
     ends, a last line ended; as it is in `7bit` (`encoding`'s rule), or in base64 in lines of
     76 characters (57 bytes each), each ending CRLF."""
-    data = text.encode("utf-8", "surrogateescape")
+    return _encoded(text.encode("utf-8", "surrogateescape"))
+
+
+def _encoded(data: bytes) -> tuple[str, bytes]:
+    """`_body` of the text's UTF-8 bytes."""
     if b"\r" in data:  # line ends of every kind: as `splitlines` finds them
         data = b"\r\n".join(data.splitlines()) + b"\r\n"
     else:  # only LF (a notice): the same lines, a last one ended

@@ -652,11 +652,14 @@ def _write_notices(
     # rendering is Python (one core); the files are written and hashed by helper processes
     with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
         ahead = reader.submit(read, 0) if pages else None
+        # a helper for each folder written in (none when no notice is)
+        write_md = files.writer(str(md_dir)) if pages else files.write
+        write_eml = files.writer(str(eml_dir)) if pages and composer is not None else files.write
         for at, (_, rows) in enumerate(pages):
             assert ahead is not None
             items = ahead.result()
             ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            done.append(_render_page(job, rows.to_dicts(), items, files.write))
+            done.append(_render_page(job, rows.to_dicts(), items, write_md, write_eml))
     done.append(_Page(hashes=files.hashes))
     for table in ("notify_owner_requests", "notify_exposed"):  # read: not kept, not checkpointed
         engine.execute(f'DROP TABLE "{table}"')
@@ -733,9 +736,14 @@ class _Page:
 
 
 def _render_page(
-    job: _Job, rows: list[dict[str, Any]], items: _PageItems, write: Callable[[str, bytes], None]
+    job: _Job,
+    rows: list[dict[str, Any]],
+    items: _PageItems,
+    write_md: Callable[[str, bytes], None],
+    write_eml: Callable[[str, bytes], None],
 ) -> _Page:
-    """Render the notices (and messages) of a page's accounts, each file handed to `write`."""
+    """Render the notices (and messages) of a page's accounts, each file handed to the
+    writer of its folder."""
     case, bound, composer, address_columns = (
         job.case,
         job.notices,
@@ -750,7 +758,7 @@ def _render_page(
         name = f"{stem}.md"
         ref = messages.reference(case, account)
         rendered = bound.render(_context(row, ref, items))
-        write(md_base + name, rendered.md.encode("utf-8"))
+        write_md(md_base + name, rendered.md.encode("utf-8"))
         roles = row["roles"]
         to, bad = messages.addresses([row[c] for c in address_columns])
         if bad:
@@ -766,16 +774,9 @@ def _render_page(
                 )
             )
         elif composer is not None:
-            subject = SUBJECT.format(reference=ref)
-            body = messages.html_document(subject, rendered.html)
-            message = composer.message(
-                to,
-                subject,
-                composer.message_id(ref, to, rendered.text),
-                rendered.text,
-                body,
+            write_eml(
+                f"{eml_base}{stem}.eml", composer.notice(to, ref, rendered.text, rendered.html)
             )
-            write(f"{eml_base}{stem}.eml", message)
             eml = f"{EML_FOLDER}/{stem}.eml"
             page.emls += 1
         page.index.append((account, roles, row["tier"] or "", ref, name, eml, ""))

@@ -19,6 +19,7 @@ import os
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 
 _HEAD = struct.Struct("<II")  # path length, data length (each file's frame, then the bytes)
 _DONE = struct.Struct("<Q32s")  # size, sha256: one per file, in the order sent
@@ -44,14 +45,17 @@ class Files:
 
     def write(self, path: str, data: bytes) -> None:
         """Write `data` as the new file `path` (in the background)."""
-        folder = os.path.dirname(path)
+        self.writer(os.path.dirname(path))(path, data)
+
+    def writer(self, folder: str) -> Callable[[str, bytes], None]:
+        """`write` for the files of `folder` (their paths as `folder` spells it)."""
         helper = self._by_folder.get(folder)
         if helper is None:
             if len(self._helpers) < HELPERS:
                 self._helpers.append(_Helper())
             helper = self._helpers[len(self._by_folder) % len(self._helpers)]
             self._by_folder[folder] = helper
-        helper.write(path, data)
+        return helper.write
 
     def close(self) -> None:
         """Wait for every file; raise the first failure."""
