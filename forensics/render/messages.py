@@ -30,8 +30,6 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
 
-import numpy as np
-
 from ..case import Case, mail_address
 
 POLICY = email_policy.SMTP  # CRLF line ends, lines folded at 78 characters
@@ -257,6 +255,8 @@ def _encoded(data: bytes) -> tuple[str, bytes]:
     # lines are measured only for a part that may go so
     if data.isascii() and b"\0" not in data and _DELIMITER not in data and _lines_fit(data):
         return "7bit", data
+    import numpy as np  # only here: a notify whose parts all go as they are never loads it
+
     encoded = binascii.b2a_base64(data, newline=False)
     n, rest = divmod(len(encoded), 76)
     # the whole lines at once (a notice's base64 is tens of thousands of lines): each row of
