@@ -137,15 +137,24 @@ def _notify_files(monkeypatch, folder, page_items: int) -> dict[str, bytes]:
     }
 
 
-def test_the_first_page_of_notices_holds_a_tenth_of_the_others(monkeypatch):
-    monkeypatch.setattr(notify, "PAGE_ITEMS", 100)
+def test_the_first_page_of_notices_holds_a_tenth_of_the_others():
     weights = pl.DataFrame({"w": [1] * 25 + [150] + [1] * 200})
-    pages = weights.select(notify.page_of(pl.col("w")).alias("page"))["page"].to_list()
+    pages = weights.select(notify.page_of(pl.col("w"), 100).alias("page"))["page"].to_list()
     # 10 accounts of 1 request, then the pages start at requests 10, 110, 210, ...
     assert pages[:10] == [0] * 10
     assert pages[10:25] == [1] * 15
     assert pages[25] == 1  # starts at request 25: one account is never split
     assert pages[26:] == [2] * 35 + [3] * 100 + [4] * 65
+
+
+def test_a_page_holds_an_eighth_of_the_listed_requests_within_its_limits():
+    """10,000 to 100,000 listed requests a page: a small case in one page (and its first),
+    a mid-sized one in eight, a large one in pages of 100,000."""
+    assert notify.page_items(0) == notify.page_items(7_000) == 10_000
+    assert notify.page_items(80_000) == 10_000
+    assert notify.page_items(110_000) == 13_750
+    assert notify.page_items(650_001) == 81_251
+    assert notify.page_items(800_000) == notify.page_items(40_000_000) == 100_000
 
 
 def test_notices_rendered_over_several_pages_are_those_rendered_in_one(monkeypatch, tmp_path):

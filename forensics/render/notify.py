@@ -15,9 +15,9 @@ Who gets a notice: an account with exposed responses (tier proven or likely), on
 evidence leaves possible (tier possible, unless `[notify] possible = "none"`) and a data
 owner; not an account of an `[[exclude]]` entry unless that entry says `notify = true`.
 
-The notices are written a page of accounts at a time (about `PAGE_ITEMS` listed requests,
-a tenth of that in the first page),
-so no more than a page is held in memory at any size. The pages are worded and rendered in
+The notices are written a page of accounts at a time (an eighth of the listed requests, at
+least `MIN_PAGE_ITEMS` and at most `PAGE_ITEMS`; a tenth of that in the first page), so no
+more than a page is held in memory at any size. The pages are worded and rendered in
 this process, the next read meanwhile, and the files written and hashed by helper processes
 (`writer.Files`).
 
@@ -52,7 +52,9 @@ MAX_IDS_IN_WARNING = 10
 UNKNOWN_JURISDICTION = "(unknown)"
 NOTICES = "notices"
 MD_FOLDER, EML_FOLDER = "md", "eml"  # under notices/: the notices, their messages
-PAGE_ITEMS = 100_000  # listed requests per page of notices
+PAGE_ITEMS = 100_000  # listed requests a page of notices holds at most
+MIN_PAGE_ITEMS = 10_000  # ... and at least (but for the first and last)
+PAGES = 8  # pages a case's notices are read in, when those limits allow
 # the tables notify works with, read once: temporary (never written to the case database)
 # but for notify_owner_requests, which is dropped once read; an earlier version kept them all
 WORKING_TABLES = (
@@ -824,21 +826,26 @@ def _notice_accounts(
         + pl.when(has("possible_recipient")).then(pl.col("possible_requests")).otherwise(0)
         + pl.when(has("data_owner")).then(pl.col("requests_at_risk")).otherwise(0)
     ).fill_null(1)
-    return (
-        both.sort("account_id")
-        .with_columns(weight.alias("_weight"))
-        .with_columns(page_of(pl.col("_weight")).alias("page"))
-        .drop("_weight")
-    )
+    both = both.sort("account_id").with_columns(weight.alias("_weight"))
+    per_page = page_items(int(both["_weight"].sum() or 0))
+    return both.with_columns(page_of(pl.col("_weight"), per_page).alias("page")).drop("_weight")
 
 
-def page_of(weight: pl.Expr) -> pl.Expr:
+def page_items(total: int) -> int:
+    """The listed requests a page of notices holds, of `total`: an eighth (`PAGES`), so a
+    page is read while the one before is rendered at every size, within `MIN_PAGE_ITEMS`
+    (fewer pages, each read once, for a small case) and `PAGE_ITEMS` (the memory a page
+    takes)."""
+    return min(PAGE_ITEMS, max(MIN_PAGE_ITEMS, -(-total // PAGES)))
+
+
+def page_of(weight: pl.Expr, per_page: int) -> pl.Expr:
     """Each account's page of notices from its listed requests (`weight`, in account
-    order): `PAGE_ITEMS` a page, the first a tenth of that (it is read before any notice is
+    order): `per_page` a page, the first a tenth of that (it is read before any notice is
     rendered, each other page while the one before is)."""
-    first = max(1, PAGE_ITEMS // 10)
+    first = max(1, per_page // 10)
     start = weight.cum_sum() - weight
-    return pl.when(start < first).then(0).otherwise(1 + (start - first) // PAGE_ITEMS)
+    return pl.when(start < first).then(0).otherwise(1 + (start - first) // per_page)
 
 
 def _uncertain(engine: SQLEngine) -> pl.DataFrame:
