@@ -10,6 +10,7 @@ template loaded afresh, given the shared and own values together.
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,94 @@ def test_a_limit_on_shapes_keeps_every_document_right(tmp_path):
     bound.shapes = Shapes(2)
     for own in _documents()[:300]:
         assert bound.render(own) == oracle.render({**SHARED, **own})
+
+
+def _outcome(render, values):
+    """What rendering gives: the document, or the error's one line."""
+    try:
+        return render(values)
+    except InputError as e:
+        return str(e)
+
+
+# found by a hostile review of the replay: each once gave a document other than Jinja's
+HOSTILE = [
+    # a dict's key named like a dict method: Jinja's attribute lookup prefers the method
+    (
+        "{% if row.items %}has{% else %}none{% endif %} {{ row.values }}\n",
+        {},
+        [{"row": {"items": 0, "values": "v"}}],
+        {},
+    ),
+    # a lookup or filter whose result is never used still fails where Jinja's does
+    ("{% set y = row.missing.deeper %}ok {{ z }}\n", {}, [{"row": {}, "z": "a"}], {}),
+    (
+        "{% set when = owner.first_at|string %}{% if owner %}since {{ when }}{% else %}none"
+        "{% endif %}\n",
+        {},
+        [{"owner": {"first_at": "t1"}}, {"owner": None}],
+        {},
+    ),
+    # a value holding a stand-in, printed
+    ("{{ [x] }}\n", {}, [{"x": "a"}], {}),
+    # a filter given a list, and one given an undefined name beside a value
+    ("{{ x|default(case.models, true) }}\n", {"case": {"models": ["a", "b"]}}, [{"x": ""}], {}),
+    ("Dear {{ nickname|default(name) }}\n", {}, [{"name": "Ann"}], {}),
+    (
+        "{% if nickname|default(name) %}Dear {{ name }}{% else %}Dear customer{% endif %}\n",
+        {},
+        [{"name": "Ann"}, {"name": ""}],
+        {},
+    ),
+    # a literal printed in an included template, compiled while a document is traced
+    (
+        "{% if a %}{{ a }}{% endif %}{% include 'inc.j2' %}\n",
+        {},
+        [{"a": "", "y": "Y"}, {"a": "q", "y": "Y"}],
+        {"inc.j2": "[{{ 'lit' }}]{{ y }}"},
+    ),
+    # a value inside a test's argument list
+    (
+        '{% if y is in [x, "c"] %}yes{% else %}no{% endif %}\n',
+        {},
+        [{"x": "a", "y": "b"}, {"x": "z", "y": "z"}],
+        {},
+    ),
+    # `in` finds NaN by identity
+    (
+        "{% if x in marks %}missing{% else %}value {{ x }}{% endif %}\n",
+        {"marks": [None, math.nan]},
+        [{"x": math.nan}],
+        {},
+    ),
+    # literals printed, Jinja's way to print braces
+    ("A{{ 'lit' }}B{{ x }} {{ '{{' }} name {{ '}}' }}\n", {}, [{"x": "zz"}, {"x": "yy"}], {}),
+]
+
+
+@pytest.mark.parametrize(("text", "shared", "documents", "others"), HOSTILE)
+def test_hostile_templates_give_jinjas_document_or_error(tmp_path, text, shared, documents, others):
+    for name, other in others.items():
+        (tmp_path / name).write_text(other, encoding="utf-8")
+    template, oracle = _template(tmp_path, text), _template(tmp_path, text)
+    bound = template.bind(shared)
+    for own in documents:
+        expected = _outcome(lambda v: oracle.render({**shared, **v}), own)
+        assert _outcome(bound.render, own) == expected, own
+
+
+def test_a_literal_printed_is_the_literal():
+    """Jinja never finalizes a literal while compiling (a slot number baked in the code)."""
+    template = Template(None, NOTICE_TEMPLATE)
+    template.template = template.template.environment.from_string(
+        "A{{ 'lit' }}B{{ x }} {{ '{{' }}n{{ '}}' }}\n"
+    )
+    assert template.render({"x": "zz"}).text == "AlitBzz {{n}}\n"
+
+
+def test_a_template_cannot_change_a_value_it_is_given(tmp_path):
+    """Each notice is written from the same shared values: a case file's template that
+    would change one (`append`) is an error naming its line."""
+    template = _template(tmp_path, "{{ lst|length }}{% set _ = lst.append(1) %}\n")
+    with pytest.raises(InputError, match=r"t\.md\.j2:1: template error"):
+        template.bind({"lst": []}).render({})

@@ -424,12 +424,14 @@ class Template:
         stand_ins = {k: shapes.Value(shapes.own(k), tracer) for k in values}
         template = self.template
         self._tracer = tracer
+        token = shapes.TRACING.set(tracer)
         try:
             ctx = template.new_context({**self._globals, **shared, **stand_ins}, shared=True)
             return tracer, template.environment.concat(template.root_render_func(ctx))
         except Exception:  # Untraceable, or a failure Jinja meets again, to say it its way
             return None
         finally:
+            shapes.TRACING.reset(token)
             self._tracer = None
 
     def _render(self, context: Mapping[str, Any]) -> str:
@@ -450,7 +452,8 @@ class Template:
             where = f"{self.name}:{line}" if line else self.name
             raise _template_error(e, where) from None
 
-    def _finalize(self, value: Any) -> str:
+    @jinja2.pass_eval_context  # so Jinja never calls it while compiling (a literal printed)
+    def _finalize(self, _: Any, value: Any) -> str:
         """Each printed value becomes a slot (its forms are filled in by `render`)."""
         if self._tracer is not None:
             slot = self._tracer.slot(value)
@@ -508,9 +511,12 @@ class Bound:
             traced = template._trace(self.shared, values)
             if traced is not None:
                 tracer, skeleton = traced
-                plan = _Plan(template, template._shape(skeleton), tracer)
-                self.shapes.add(tracer.asked, plan)
-                return plan.fill(values)
+                try:
+                    plan = _Plan(template, template._shape(skeleton), tracer)
+                    self.shapes.add(tracer.asked, plan)
+                    return plan.fill(values)
+                except Exception:  # a shape it cannot keep: every notice goes to Jinja
+                    pass
             self.shapes.on = False
         return template.render({**self.shared, **values})
 

@@ -12,14 +12,21 @@ values directly, without Jinja, and takes the skeleton whose answers it matches,
 values in the slots.
 
 Anything a stand-in cannot record (its text, iterating it, arithmetic, hashing, a filter
-that is given the template's context, a random one) raises `Untraceable`: that document
-is rendered by Jinja as it is, and so is every later one (`Shapes.on`).
+that is given the template's context, a random one, a stand-in inside another value, a value
+not equal to itself) raises `Untraceable`: that document is rendered by Jinja as it is, and
+so is every later one (`Shapes.on`). Every attribute, item and filter Jinja evaluates is
+evaluated again for each later document, its type a question, so a lookup Jinja would fail
+on fails there too (and the document goes to Jinja, which raises it its way).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
 import operator
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar, cast
 
 import jinja2
@@ -55,7 +62,7 @@ def own(name: str) -> Expr:
 
 def constant(value: Any) -> Expr:
     """A value printed that is no document's own (the shared values, the template's)."""
-    return Expr(("constant", value), lambda _: value)
+    return Expr(("constant", _frozen(value)), lambda _: value)
 
 
 class Tracer:
@@ -66,16 +73,24 @@ class Tracer:
         self.values = values
         self.asked: list[tuple[Expr, Any]] = []
         self.slots: list[Expr] = []
+        self._kinds: dict[Any, type] = {}  # the type of each value asked so far, by its key
 
     def ask(self, expr: Expr) -> Any:
         answer = expr.get(self.values)
         self.asked.append((expr, answer))
         return answer
 
+    def kind(self, expr: Expr) -> type:
+        """The type of a value (a question, asked once a run)."""
+        kind = self._kinds.get(expr.key)
+        if kind is None:
+            kind = self._kinds[expr.key] = self.ask(_kind(expr))
+        return kind
+
     def slot(self, value: Any) -> int | None:
         """The slot of a value printed (None: it prints nothing, as `None` does)."""
         if type(value) is Value:
-            kind = self.ask(_kind(value.expr))
+            kind = self.kind(value.expr)
             if kind is type(None):
                 return None
             if issubclass(kind, jinja2.Undefined):
@@ -83,12 +98,61 @@ class Tracer:
             expr = value.expr
         elif value is None:
             return None
-        elif isinstance(value, jinja2.Undefined):
-            raise Untraceable("an undefined value printed")
+        elif not _inert(value):  # a stand-in inside it, or an object of its own
+            raise Untraceable("a value printed that is not plain data")
         else:
             expr = constant(value)
         self.slots.append(expr)
         return len(self.slots) - 1
+
+
+TRACING: ContextVar[Tracer | None] = ContextVar("TRACING", default=None)  # the run traced
+
+
+def derived(expr: Expr, tracer: Tracer) -> Any:
+    """What Jinja gets for a value computed from a stand-in's (an attribute, an item, a
+    filter's result): its type a question, so a later document evaluates it too; a stand-in,
+    or the real value when it is undefined (Jinja then treats it as its own)."""
+    kind = tracer.kind(expr)
+    if issubclass(kind, jinja2.Undefined):
+        return expr.get(tracer.values)
+    return Value(expr, tracer)
+
+
+_ATOMS = (str, int, float, bytes, type(None), datetime.date, datetime.timedelta, decimal.Decimal)
+
+
+def _inert(value: Any) -> bool:
+    """Whether `value` is plain data (no stand-in in it, nothing that computes): what a
+    question or slot may hold as it is."""
+    if isinstance(value, _ATOMS):
+        return True
+    kind = type(value)
+    if kind in (list, tuple, set, frozenset):
+        return all(_inert(v) for v in value)
+    if kind is dict:
+        return all(_inert(k) and _inert(v) for k, v in value.items())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.__dataclass_params__.frozen and all(  # type: ignore[attr-defined]
+            _inert(getattr(value, f.name)) for f in dataclasses.fields(value)
+        )
+    return False
+
+
+def _frozen(value: Any) -> Any:
+    """A plain value (`_inert`) as a key: hashable, and typed (1, 1.0 and True differ)."""
+    kind = type(value)
+    if kind in (list, tuple):
+        return (kind, tuple(_frozen(v) for v in value))
+    if kind in (set, frozenset):
+        return (kind, frozenset(_frozen(v) for v in value))
+    if kind is dict:
+        return (kind, tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        return (kind, id(value))  # never equal to another run's: ends tracing, safely
+    return (kind, value)
 
 
 def _kind(expr: Expr) -> Expr:
@@ -127,12 +191,17 @@ class Value:
         return bool(self.tracer.ask(Expr(("bool", self.expr.key), lambda v: bool(get(v)))))
 
     def _compare(self, op: str, other: object) -> Any:
-        if type(other) is Value:
-            raise Untraceable("two values compared")
+        if not _inert(other):
+            raise Untraceable("a value compared with another value")
+        try:
+            itself = bool(other == other)
+        except Exception:
+            itself = False
+        if not itself:  # NaN: Python's `in` finds it by identity, which a stand-in cannot
+            raise Untraceable("a value compared with one not equal to itself")
         get, how = self.expr.get, _COMPARE[op]
-        return self.tracer.ask(
-            Expr(("compare", op, self.expr.key, other), lambda v: how(get(v), other))
-        )
+        key = ("compare", op, self.expr.key, _frozen(other))
+        return self.tracer.ask(Expr(key, lambda v: how(get(v), other)))
 
     def __eq__(self, other: object) -> Any:
         return self._compare("==", other)
@@ -165,39 +234,44 @@ class _Tracing:
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is Value:
-            return _lookup(obj, ("attr", attribute), super().getattr, attribute)  # type: ignore[misc]
+            return _lookup(obj, "attr", super().getattr, attribute)  # type: ignore[misc]
         return super().getattr(obj, attribute)  # type: ignore[misc]
 
     def getitem(self, obj: Any, argument: Any) -> Any:
+        if type(obj) is Value:
+            if not _inert(argument):
+                raise Untraceable("an item looked up by a value")
+            return _lookup(obj, "item", super().getitem, argument)  # type: ignore[misc]
         if type(argument) is Value:
             raise Untraceable("a value used as a key")
-        if type(obj) is Value:
-            return _lookup(obj, ("item", argument), super().getitem, argument)  # type: ignore[misc]
         return super().getitem(obj, argument)  # type: ignore[misc]
 
 
-def _lookup(
-    value: Value, what: tuple[Any, ...], look: Callable[[Any, Any], Any], name: Any
-) -> Value:
-    """The stand-in of an attribute or item of a stand-in's value (as the environment reads
-    it; a dict holding the key is read directly, as the environment would)."""
+_DICT_ATTRIBUTES = frozenset(dir(dict))  # `getattr` prefers these to a dict's items
+
+
+def _lookup(value: Value, how: str, look: Callable[[Any, Any], Any], name: Any) -> Any:
+    """An attribute or item of a stand-in's value, as the environment reads it (`derived`);
+    a dict holding the key is read directly where the environment would read the item."""
     get = value.expr.get
+    direct = how == "item" or name not in _DICT_ATTRIBUTES
 
     def read(values: Mapping[str, Any]) -> Any:
         obj = get(values)
-        if type(obj) is dict and name in obj:
+        if direct and type(obj) is dict and name in obj:
             return obj[name]
         return look(obj, name)
 
-    return Value(Expr((*what, value.expr.key), read), value.tracer)
+    return derived(Expr((how, _frozen(name), value.expr.key), read), value.tracer)
 
 
 class Environment(_Tracing, jinja2.Environment):
     """A Jinja environment that can trace (`traceable`)."""
 
 
-class SandboxedEnvironment(_Tracing, jinja2.sandbox.SandboxedEnvironment):
-    """A sandboxed Jinja environment that can trace (`traceable`)."""
+class SandboxedEnvironment(_Tracing, jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """A sandboxed Jinja environment that can trace (`traceable`); a template changes no
+    value it is given (each notice is written from the same shared values)."""
 
 
 def traceable(env: jinja2.Environment) -> None:
@@ -209,14 +283,31 @@ def traceable(env: jinja2.Environment) -> None:
         env.tests[name] = _test(name, cast("Callable[..., Any]", test))
 
 
-def _traced(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Tracer | None:
-    for a in args:
-        if type(a) is Value:
-            return a.tracer
-    for a in kwargs.values():
-        if type(a) is Value:
-            return a.tracer
-    return None
+def _traced(args: tuple[Any, ...], kwargs: Mapping[str, Any], skip: int) -> bool:
+    """Whether a call (its first `skip` arguments Jinja's own) is given a stand-in; a
+    stand-in inside another argument, or an argument that is not plain data beside one, is
+    `Untraceable`."""
+    given = [*args[skip:], *kwargs.values()]
+    if not any(type(a) is Value for a in given):
+        if all(_inert(a) for a in given):
+            return False
+        if any(_holds_value(a) for a in given):
+            raise Untraceable("a value inside an argument")
+        return False
+    if not all(type(a) is Value or _inert(a) for a in given):
+        raise Untraceable("an argument beside a value that is not plain data")
+    return True
+
+
+def _holds_value(value: Any) -> bool:
+    """Whether a stand-in is inside `value` (as far as Python's containers go)."""
+    if type(value) is Value:
+        return True
+    if type(value) in (list, tuple, set, frozenset):
+        return any(_holds_value(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_value(k) or _holds_value(v) for k, v in value.items())
+    return False
 
 
 def _real(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Callable[[Values], Called]:
@@ -245,7 +336,7 @@ def _keys(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _key(arg: Any) -> Any:
-    return arg.expr.key if type(arg) is Value else ("arg", arg)
+    return arg.expr.key if type(arg) is Value else ("arg", _frozen(arg))
 
 
 def _passes(fn: Callable[..., Any]) -> _PassArg | None:
@@ -254,10 +345,11 @@ def _passes(fn: Callable[..., Any]) -> _PassArg | None:
 
 def _filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     passes = _passes(fn)
+    skip = 0 if passes is None else 1
 
     def traced(*args: Any, **kwargs: Any) -> Any:
-        tracer = _traced(args, kwargs)
-        if tracer is None:
+        tracer = TRACING.get()
+        if tracer is None or not _traced(args, kwargs, skip):
             return fn(*args, **kwargs)
         if name in NOT_TRACED or passes in (_PassArg.context, _PassArg.eval_context):
             raise Untraceable(f"the filter {name}")
@@ -267,7 +359,7 @@ def _filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             a, k = real(values)
             return fn(*a, **k)
 
-        return Value(Expr(("filter", name, fn, _keys(args, kwargs)), get), tracer)
+        return derived(Expr(("filter", name, fn, _keys(args[skip:], kwargs)), get), tracer)
 
     if passes is not None:
         traced.jinja_pass_arg = passes  # type: ignore[attr-defined]
@@ -276,10 +368,11 @@ def _filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     passes = _passes(fn)
+    skip = 0 if passes is None else 1
 
     def traced(*args: Any, **kwargs: Any) -> Any:
-        tracer = _traced(args, kwargs)
-        if tracer is None:
+        tracer = TRACING.get()
+        if tracer is None or not _traced(args, kwargs, skip):
             return fn(*args, **kwargs)
         if passes in (_PassArg.context, _PassArg.eval_context):
             raise Untraceable(f"the test {name}")
@@ -289,7 +382,7 @@ def _test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             a, k = real(values)
             return fn(*a, **k)
 
-        return tracer.ask(Expr(("test", name, fn, _keys(args, kwargs)), get))
+        return tracer.ask(Expr(("test", name, fn, _keys(args[skip:], kwargs)), get))
 
     if passes is not None:
         traced.jinja_pass_arg = passes  # type: ignore[attr-defined]
