@@ -304,3 +304,29 @@ def test_a_template_cannot_change_a_value_it_is_given(tmp_path):
     template = _template(tmp_path, "{{ lst|length }}{% set _ = lst.append(1) %}\n")
     with pytest.raises(InputError, match=r"t\.md\.j2:1: template error"):
         template.bind({"lst": []}).render({})
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "construct"),
+    [
+        ("{{ x }}\n{% macro m(v) %}[{{ v }}]{% endmacro %}\n{{ m(x) }}\n", 2, "{% macro %}"),
+        ("{% set s %}\n{{ x }}\n{% endset %}{{ s }}\n", 1, "a {% set %} block"),
+        ("a\n\n{% filter upper %}{{ x }}{% endfilter %}\n", 3, "{% filter %}"),
+        ("{% include 'inc.j2' %}\n", 1, "{% macro %}"),
+    ],
+)
+def test_a_construct_whose_text_jinja_captures_is_refused_naming_its_line(
+    tmp_path, text, line, construct
+):
+    """A macro's, call's, filter block's or set block's output is text holding its values'
+    slots, printed as one value: the notice would show the slots' markers. Refused at load,
+    in an included template too."""
+    (tmp_path / "inc.j2").write_text(
+        "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}{{ x }}{% endcall %}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as e:
+        _template(tmp_path, text)
+    name = "inc.j2" if "include" in text else "t.md.j2"
+    assert e.value.where == f"{tmp_path / name}:{line}"
+    assert construct in str(e.value)

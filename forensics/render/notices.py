@@ -45,6 +45,7 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.nodes
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -484,12 +485,42 @@ class Template:
 
     @staticmethod
     def _names(env: jinja2.Environment, name: str) -> set[str] | None:
-        """The variables a template reads (None when it includes others: all of them)."""
-        source = env.loader.get_source(env, name)[0] if env.loader is not None else ""
-        tree = env.parse(source)
+        """The variables a template reads (None when it includes others: all of them); a
+        construct whose output Jinja captures as text (`_CAPTURES`), here or in a template it
+        includes or imports, is refused."""
+        tree = _parsed(env, name, set())
         if any(True for _ in jinja2.meta.find_referenced_templates(tree)):
             return None
         return set(jinja2.meta.find_undeclared_variables(tree))
+
+
+# what Jinja renders into text that is then printed as a value (its values' slots with it)
+_CAPTURES: dict[type[jinja2.nodes.Node], str] = {
+    jinja2.nodes.Macro: "{% macro %}",
+    jinja2.nodes.CallBlock: "{% call %}",
+    jinja2.nodes.FilterBlock: "{% filter %}",
+    jinja2.nodes.AssignBlock: "a {% set %} block",
+}
+
+
+def _parsed(env: jinja2.Environment, name: str, seen: set[str]) -> jinja2.nodes.Template:
+    """A template's syntax tree, once each template it includes or imports is checked too;
+    an InputError naming the line of a construct in `_CAPTURES`."""
+    assert env.loader is not None
+    source, filename, _ = env.loader.get_source(env, name)
+    tree = env.parse(source, name, filename)
+    for node in tree.find_all(tuple(_CAPTURES)):
+        raise InputError(
+            f"template error: {_CAPTURES[type(node)]} is not supported in a notice (its text "
+            "would be printed as one value)",
+            where=f"{filename or name}:{node.lineno}",
+            fix="write its text where it is used",
+        )
+    for other in jinja2.meta.find_referenced_templates(tree):
+        if other is not None and other not in seen:
+            seen.add(other)
+            _parsed(env, other, seen)
+    return tree
 
 
 class Bound:
