@@ -625,43 +625,44 @@ def _write_notices(
     for sub in (MD_FOLDER, EML_FOLDER):
         _clear_notices(folder / sub)
     accounts = _notice_accounts(engine, case, recipients, owners)
-    engine.write_frame(
-        "notify_pages", accounts.select("account_id", "page"), "account_id", temporary=True
-    )
-    engine.materialize_temporary("notify_exposed", "notify/exposed")
-    # in the database file, compressed, until the notices are written: as a temporary table
-    # (never compressed) its pages, read back, held DuckDB at its memory limit (2 GB of RSS
-    # at 100M requests)
-    engine.materialize("notify_owner_requests", "notify/owner_requests")
-    uncertain = _uncertain(engine)
-    shown = _shown_ids(engine)
     composer = _composer(case)
-    shared = notices.case_context(case, "customer")
     md_dir, eml_dir = folder / MD_FOLDER, folder / EML_FOLDER
     if accounts.height:
         md_dir.mkdir(parents=True, exist_ok=True)
     if accounts.height and composer is not None:
         eml_dir.mkdir(parents=True, exist_ok=True)
-    job = _Job(case, template.bind(shared), composer, address_columns, md_dir, eml_dir)
     pages = [(int(page), rows) for (page,), rows in accounts.group_by("page", maintain_order=True)]
-
-    def read(at: int) -> _PageItems:
-        return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
-
     done: list[_Page] = []
-    # the next page is read and worded (DuckDB, Polars: Python's lock free) while this one is
-    # rendered; only that thread uses the engine meanwhile
-    # rendering is Python (one core); the files are written and hashed by helper processes
-    with ThreadPoolExecutor(max_workers=1) as reader, writer.Files() as files:
-        ahead = reader.submit(read, 0) if pages else None
-        # a helper for each folder written in (none when no notice is)
+    # rendering is Python (one core); the files are written and hashed by helper processes,
+    # one for each folder written in (none when no notice is), started while DuckDB gathers
+    with writer.Files() as files:
         write_md = files.writer(str(md_dir)) if pages else files.write
         write_eml = files.writer(str(eml_dir)) if pages and composer is not None else files.write
-        for at, (_, rows) in enumerate(pages):
-            assert ahead is not None
-            items = ahead.result()
-            ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
-            done.append(_render_page(job, rows.to_dicts(), items, write_md, write_eml))
+        engine.write_frame(
+            "notify_pages", accounts.select("account_id", "page"), "account_id", temporary=True
+        )
+        engine.materialize_temporary("notify_exposed", "notify/exposed")
+        # in the database file, compressed, until the notices are written: as a temporary
+        # table (never compressed) its pages, read back, held DuckDB at its memory limit (2 GB
+        # of RSS at 100M requests)
+        engine.materialize("notify_owner_requests", "notify/owner_requests")
+        uncertain = _uncertain(engine)
+        shown = _shown_ids(engine)
+        shared = notices.case_context(case, "customer")
+        job = _Job(case, template.bind(shared), composer, address_columns, md_dir, eml_dir)
+
+        def read(at: int) -> _PageItems:
+            return _page_items(engine, pages[at][0], pages[at][1], uncertain, shown, template)
+
+        # the next page is read and worded (DuckDB, Polars: Python's lock free) while this
+        # one is rendered; only that thread uses the engine meanwhile
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            ahead = reader.submit(read, 0) if pages else None
+            for at, (_, rows) in enumerate(pages):
+                assert ahead is not None
+                items = ahead.result()
+                ahead = reader.submit(read, at + 1) if at + 1 < len(pages) else None
+                done.append(_render_page(job, rows.to_dicts(), items, write_md, write_eml))
     done.append(_Page(hashes=files.hashes))
     for table in ("notify_owner_requests", "notify_exposed"):  # read: not kept, not checkpointed
         engine.execute(f'DROP TABLE "{table}"')
@@ -795,30 +796,32 @@ def _notice_accounts(
     both = r.join(o, on="account_id", how="full", coalesce=True)
     contacts = engine.read_table("case_accounts").with_columns(pl.lit(True).alias("_listed"))
     both = both.join(contacts, on="account_id", how="left")
-    notified = dict(_exclusions(case).select("account_id", "notified").iter_rows())
-    possible = case.notify.possible == "notice"
-
-    def roles(account: str, tier: str | None, at_risk: int | None) -> str:
-        if not notified.get(account, True):
-            return ""
-        return ";".join(
-            role
-            for role, has in (
-                ("recipient", tier in ("proven", "likely")),
-                ("possible_recipient", tier == "possible" and possible),
-                ("data_owner", bool(at_risk)),
-            )
-            if has
+    notified = _exclusions(case).select("account_id", pl.col("notified").alias("_notified"))
+    tier = pl.col("tier")
+    roles = pl.concat_str(
+        [
+            pl.when(tier.is_in(["proven", "likely"])).then(pl.lit("recipient")),
+            pl.when((tier == "possible") & (case.notify.possible == "notice")).then(
+                pl.lit("possible_recipient")
+            ),
+            pl.when(pl.col("requests_at_risk").fill_null(0) != 0).then(pl.lit("data_owner")),
+        ],
+        separator=";",
+        ignore_nulls=True,
+    )
+    # an excluded account is notified only when its entry says so
+    both = (
+        both.join(notified, on="account_id", how="left")
+        .with_columns(
+            pl.when(pl.col("_notified").fill_null(True))
+            .then(roles)
+            .otherwise(pl.lit(""))
+            .fill_null("")
+            .alias("roles")
         )
-
-    both = both.with_columns(
-        pl.struct("account_id", "tier", "requests_at_risk")
-        .map_elements(
-            lambda s: roles(s["account_id"], s["tier"], s["requests_at_risk"]),
-            return_dtype=pl.String,
-        )
-        .alias("roles")
-    ).filter(pl.col("roles") != "")
+        .drop("_notified")
+        .filter(pl.col("roles") != "")
+    )
     has = pl.col("roles").str.contains
     weight = (
         1
