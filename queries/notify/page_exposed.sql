@@ -3,7 +3,7 @@
 SELECT
     account_id,
     request_id,
-    regexp_replace(strftime(timezone('UTC', ts), '%Y-%m-%dT%H:%M:%S.%f'), '\.000000$', '')
+    replace(strftime(timezone('UTC', ts), '%Y-%m-%dT%H:%M:%S.%f'), '.000000', '')
         || 'Z' AS "at",
     prompt_tokens,
     capacity,
