@@ -166,3 +166,14 @@ def test_notices_rendered_over_several_pages_are_those_rendered_in_one(monkeypat
     paged = _notify_files(monkeypatch, tmp_path / "paged", page_items=3)
     assert len([f for f in one if f.endswith(".md") and "/md/" in f]) == 6
     assert paged == one
+
+
+def test_notices_are_the_same_with_the_requests_at_risk_in_memory_or_in_the_file(
+    monkeypatch, tmp_path
+):
+    """Up to TEMPORARY_ROWS requests at risk are a temporary table, more are kept in the
+    case database (compressed) until the notices are written: the same files either way."""
+    in_memory = _notify_files(monkeypatch, tmp_path / "memory", page_items=PAGE)
+    monkeypatch.setattr(notify, "TEMPORARY_ROWS", 0)
+    in_file = _notify_files(monkeypatch, tmp_path / "file", page_items=3)
+    assert len(in_memory) > 10 and in_file == in_memory

@@ -56,7 +56,9 @@ PAGE_ITEMS = 100_000  # listed requests a page of notices holds at most
 MIN_PAGE_ITEMS = 10_000  # ... and at least (but for the first and last)
 PAGES = 8  # pages a case's notices are read in, when those limits allow
 # the tables notify works with, read once: temporary (never written to the case database)
-# but for notify_owner_requests, which is dropped once read; an earlier version kept them all
+# but for notify_owner_requests past TEMPORARY_ROWS, which is dropped once read; an earlier
+# version kept them all
+TEMPORARY_ROWS = 1_000_000  # requests at risk held as a temporary table, uncompressed
 WORKING_TABLES = (
     "notify_exclusions",
     "notify_quarantine",
@@ -642,10 +644,15 @@ def _write_notices(
             "notify_pages", accounts.select("account_id", "page"), "account_id", temporary=True
         )
         engine.materialize_temporary("notify_exposed", "notify/exposed")
-        # in the database file, compressed, until the notices are written: as a temporary
-        # table (never compressed) its pages, read back, held DuckDB at its memory limit (2 GB
-        # of RSS at 100M requests)
-        engine.materialize("notify_owner_requests", "notify/owner_requests")
+        # past TEMPORARY_ROWS, in the database file, compressed, until the notices are
+        # written: as a temporary table (never compressed) its pages, read back, held DuckDB
+        # at its memory limit (2 GB of RSS at 100M requests); below it, temporary (a third
+        # less time at 5M: no write-ahead log)
+        at_risk = int(accounts["requests_at_risk"].fill_null(0).sum()) if pages else 0
+        if at_risk <= TEMPORARY_ROWS:
+            engine.materialize_temporary("notify_owner_requests", "notify/owner_requests")
+        else:
+            engine.materialize("notify_owner_requests", "notify/owner_requests")
         uncertain = _uncertain(engine)
         shown = _shown_ids(engine)
         shared = notices.case_context(case, "customer")
