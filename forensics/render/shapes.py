@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
@@ -203,23 +204,12 @@ class Value:
         key = ("compare", op, self.expr.key, _frozen(other))
         return self.tracer.ask(Expr(key, lambda v: how(get(v), other)))
 
-    def __eq__(self, other: object) -> Any:
-        return self._compare("==", other)
-
-    def __ne__(self, other: object) -> Any:
-        return self._compare("!=", other)
-
-    def __lt__(self, other: object) -> Any:
-        return self._compare("<", other)
-
-    def __le__(self, other: object) -> Any:
-        return self._compare("<=", other)
-
-    def __gt__(self, other: object) -> Any:
-        return self._compare(">", other)
-
-    def __ge__(self, other: object) -> Any:
-        return self._compare(">=", other)
+    __eq__ = functools.partialmethod(_compare, "==")
+    __ne__ = functools.partialmethod(_compare, "!=")
+    __lt__ = functools.partialmethod(_compare, "<")
+    __le__ = functools.partialmethod(_compare, "<=")
+    __gt__ = functools.partialmethod(_compare, ">")
+    __ge__ = functools.partialmethod(_compare, ">=")
 
     def _refuse(self, *_: object, **__: object) -> Any:
         raise Untraceable("a use of a value that is not recorded")
@@ -344,6 +334,20 @@ def _passes(fn: Callable[..., Any]) -> _PassArg | None:
 
 
 def _filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter that, given a stand-in, gives a stand-in of what it makes (`derived`)."""
+    return _call("filter", name, fn, derived)
+
+
+def _test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A test that, given a stand-in, is a recorded question."""
+    return _call("test", name, fn, lambda expr, tracer: tracer.ask(expr))
+
+
+def _call(
+    kind: str, name: str, fn: Callable[..., Any], given: Callable[[Expr, Tracer], Any]
+) -> Callable[..., Any]:
+    """`fn` as Jinja calls it; while a run is traced and a stand-in is among its arguments,
+    what it computes for a document's own values, handed to `given`."""
     passes = _passes(fn)
     skip = 0 if passes is None else 1
 
@@ -352,37 +356,14 @@ def _filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if tracer is None or not _traced(args, kwargs, skip):
             return fn(*args, **kwargs)
         if name in NOT_TRACED or passes in (_PassArg.context, _PassArg.eval_context):
-            raise Untraceable(f"the filter {name}")
+            raise Untraceable(f"the {kind} {name}")
         real = _real(args, kwargs)
 
         def get(values: Mapping[str, Any]) -> Any:
             a, k = real(values)
             return fn(*a, **k)
 
-        return derived(Expr(("filter", name, fn, _keys(args[skip:], kwargs)), get), tracer)
-
-    if passes is not None:
-        traced.jinja_pass_arg = passes  # type: ignore[attr-defined]
-    return traced
-
-
-def _test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    passes = _passes(fn)
-    skip = 0 if passes is None else 1
-
-    def traced(*args: Any, **kwargs: Any) -> Any:
-        tracer = TRACING.get()
-        if tracer is None or not _traced(args, kwargs, skip):
-            return fn(*args, **kwargs)
-        if passes in (_PassArg.context, _PassArg.eval_context):
-            raise Untraceable(f"the test {name}")
-        real = _real(args, kwargs)
-
-        def get(values: Mapping[str, Any]) -> Any:
-            a, k = real(values)
-            return fn(*a, **k)
-
-        return tracer.ask(Expr(("test", name, fn, _keys(args[skip:], kwargs)), get))
+        return given(Expr((kind, name, fn, _keys(args[skip:], kwargs)), get), tracer)
 
     if passes is not None:
         traced.jinja_pass_arg = passes  # type: ignore[attr-defined]
