@@ -330,3 +330,29 @@ def test_a_construct_whose_text_jinja_captures_is_refused_naming_its_line(
     name = "inc.j2" if "include" in text else "t.md.j2"
     assert e.value.where == f"{tmp_path / name}:{line}"
     assert construct in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See [the page]({{ x }}).\n",
+        "![logo]({{ x }})\n",
+        '[the page](https://e.example "{{ x }}")\n',
+    ],
+)
+def test_a_value_inside_a_links_address_or_title_is_refused(tmp_path, text):
+    """Markdown percent-encodes an address and the plain text drops a title: the value's
+    slot would show as `%EE%80%80...` or nothing. Refused, naming the template."""
+    with pytest.raises(InputError) as e:
+        _template(tmp_path, text).render({"x": "https://e.example/a"})
+    assert e.value.where == str(tmp_path / "t.md.j2")
+    assert "inside a link's or image's address" in str(e.value)
+
+
+def test_a_value_as_a_links_text_is_shown():
+    template = Template(None, NOTICE_TEMPLATE)
+    template.template = template.template.environment.from_string("[{{ x }}](https://e.example)\n")
+    rendered = template.render({"x": "a_b"})
+    assert rendered.md == "[a\\_b](https://e.example)\n"
+    assert rendered.html == '<p><a href="https://e.example">a_b</a></p>\n'
+    assert rendered.text == "a_b (https://e.example)\n"

@@ -397,6 +397,14 @@ class Template:
         shape = self._forms.get(skeleton)
         if shape is None:
             shape = _Shape(skeleton)
+            shown = {i for i, _ in shape.html_cut[1]} & set(shape.text_cut[1])
+            if not shown.issuperset(shape.md_cut[1]):  # Markdown encoded or dropped a slot
+                raise InputError(
+                    "template error: a value is printed inside a link's or image's address "
+                    "or title, where the message's text and HTML cannot show it",
+                    where=self.name,
+                    fix="print the value as text, outside the link's parentheses",
+                )
             self._forms[skeleton] = shape
             if len(self._forms) > SKELETONS:
                 self._forms.popitem(last=False)
