@@ -344,7 +344,6 @@ class Template:
         self.prose = prose
         self._values: list[Any] = []
         self._forms: OrderedDict[str, _Shape] = OrderedDict()
-        self._tracer: shapes.Tracer | None = None
         if path is None:
             # the bundled templates are ours: no sandbox (its check of every attribute a
             # template reads was about a fifth of rendering 21,000 notices)
@@ -431,29 +430,29 @@ class Template:
         tracer = shapes.Tracer(values)
         tracer.ask(shapes.KEYS)
         stand_ins = {k: shapes.Value(shapes.own(k), tracer) for k in values}
-        template = self.template
-        self._tracer = tracer
         token = shapes.TRACING.set(tracer)
         try:
-            ctx = template.new_context({**self._globals, **shared, **stand_ins}, shared=True)
-            return tracer, template.environment.concat(template.root_render_func(ctx))
+            return tracer, self._run({**shared, **stand_ins})
         except Exception:  # Untraceable, or a failure Jinja meets again, to say it its way
             return None
         finally:
             shapes.TRACING.reset(token)
-            self._tracer = None
+
+    def _run(self, context: Mapping[str, Any]) -> str:
+        """Template.render's own steps without its two copies of the context, one of them
+        walking the globals' ChainMap (a fifth of Jinja's time a notice); its errors raised as
+        they are."""
+        template = self.template
+        ctx = template.new_context({**self._globals, **context}, shared=True)
+        return template.environment.concat(template.root_render_func(ctx))
 
     def _render(self, context: Mapping[str, Any]) -> str:
-        template = self.template
         try:
-            # Template.render's own steps without its two copies of the context, one of them
-            # walking the globals' ChainMap: a fifth of Jinja's time a notice
-            ctx = template.new_context({**self._globals, **context}, shared=True)
-            return template.environment.concat(template.root_render_func(ctx))
+            return self._run(context)
         except Exception:
             self._values = []  # rendered again as Template.render does: its error and line
         try:
-            return template.render(context)
+            return self.template.render(context)
         except jinja2.TemplateSyntaxError as e:  # in an included template
             raise _template_error(e, f"{e.filename or self.name}:{e.lineno}") from None
         except Exception as e:
@@ -464,8 +463,9 @@ class Template:
     @jinja2.pass_eval_context  # so Jinja never calls it while compiling (a literal printed)
     def _finalize(self, _: Any, value: Any) -> str:
         """Each printed value becomes a slot (its forms are filled in by `render`)."""
-        if self._tracer is not None:
-            slot = self._tracer.slot(value)
+        tracer = shapes.TRACING.get()
+        if tracer is not None:
+            slot = tracer.slot(value)
             return "" if slot is None else f"{_OPEN}{slot}{_CLOSE}"
         if value is None:
             return ""
@@ -567,7 +567,7 @@ class _Plan:
 
     def __init__(self, template: Template, shape: _Shape, tracer: shapes.Tracer):
         self.template, self.shape = template, shape
-        kinds = shapes.kinds(tracer.asked)
+        kinds = tracer.kinds
         slots = tracer.slots
         self.fixed = {i: e.get({}) for i, e in enumerate(slots) if e.key[0] == "constant"}
         own = [i for i in range(len(slots)) if i not in self.fixed]
@@ -602,9 +602,9 @@ class _Plan:
 
     def fill(self, values: Mapping[str, Any]) -> Rendered:
         """The document of these own values."""
-        forms = [form(get(values)) for get, form in self.written]
         if self.general:
             return self._general(values)
+        forms = [form(get(values)) for get, form in self.written]
         literals, places = self.html
         filled: list[str] = []
         for j, mode in places:

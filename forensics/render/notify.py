@@ -798,7 +798,7 @@ def _notice_accounts(
 ) -> pl.DataFrame:
     """One row per notified account, sorted: its list rows' figures, its contacts, `roles`
     (`;`-joined), and the `page` of notices it is written in."""
-    r = recipients.select(c for c in RECIPIENTS.columns if c != "request_ids")
+    r = recipients.select(_RECIPIENT_KEYS)
     o = owners.select(*DATA_OWNERS.columns)
     both = r.join(o, on="account_id", how="full", coalesce=True)
     contacts = engine.read_table("case_accounts").with_columns(pl.lit(True).alias("_listed"))

@@ -74,7 +74,7 @@ class Tracer:
         self.values = values
         self.asked: list[tuple[Expr, Any]] = []
         self.slots: list[Expr] = []
-        self._kinds: dict[Any, type] = {}  # the type of each value asked so far, by its key
+        self.kinds: dict[Any, type] = {}  # the type of each value asked, by its `Expr.key`
 
     def ask(self, expr: Expr) -> Any:
         answer = expr.get(self.values)
@@ -83,9 +83,9 @@ class Tracer:
 
     def kind(self, expr: Expr) -> type:
         """The type of a value (a question, asked once a run)."""
-        kind = self._kinds.get(expr.key)
+        kind = self.kinds.get(expr.key)
         if kind is None:
-            kind = self._kinds[expr.key] = self.ask(_kind(expr))
+            kind = self.kinds[expr.key] = self.ask(_kind(expr))
         return kind
 
     def slot(self, value: Any) -> int | None:
@@ -159,11 +159,6 @@ def _frozen(value: Any) -> Any:
 def _kind(expr: Expr) -> Expr:
     get = expr.get
     return Expr(("kind", expr.key), lambda values: type(get(values)))
-
-
-def kinds(asked: list[tuple[Expr, Any]]) -> dict[Any, type]:
-    """The type of each value printed, by what it computes (`Expr.key`), as `asked` found."""
-    return {expr.key[1]: answer for expr, answer in asked if expr.key[0] == "kind"}
 
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
@@ -278,15 +273,13 @@ def _traced(args: tuple[Any, ...], kwargs: Mapping[str, Any], skip: int) -> bool
     stand-in inside another argument, or an argument that is not plain data beside one, is
     `Untraceable`."""
     given = [*args[skip:], *kwargs.values()]
-    if not any(type(a) is Value for a in given):
-        if all(_inert(a) for a in given):
-            return False
-        if any(_holds_value(a) for a in given):
-            raise Untraceable("a value inside an argument")
-        return False
-    if not all(type(a) is Value or _inert(a) for a in given):
-        raise Untraceable("an argument beside a value that is not plain data")
-    return True
+    if any(type(a) is Value for a in given):
+        if not all(type(a) is Value or _inert(a) for a in given):
+            raise Untraceable("an argument beside a value that is not plain data")
+        return True
+    if any(_holds_value(a) for a in given):
+        raise Untraceable("a value inside an argument")
+    return False
 
 
 def _holds_value(value: Any) -> bool:
