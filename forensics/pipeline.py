@@ -147,11 +147,13 @@ def summarize(
 ) -> tuple[dict[str, Any], list[str]]:
     """The analysis steps after the bands (data owners, classification, engine evidence) and
     the summary dict; needs `bands` and the case tables. Returns (summary, warnings)."""
-    from .analysis import classify  # SciPy: imported where a step classifies, not by notify
-
     with step(progress, "analyze: data owners"):
         attribution = owners.attribute(eng, case)
     with step(progress, "analyze: usage classification"):
+        # SciPy: imported where a step classifies (not by notify), inside the step: its
+        # half second is the classification's own time, shown as such
+        from .analysis import classify
+
         classification = classify.classify(eng, case, exclusions).to_summary()
     with step(progress, "analyze: engine evidence"):
         engine_evidence = evidence.engine_evidence(eng, case)
@@ -166,22 +168,22 @@ def summarize(
             classification=classification,
             evidence=engine_evidence,
         )
-    summary["blast_radius"] = radius.models
-    warnings: list[str] = evidence.warnings(engine_evidence)
-    if attribution.reason:
-        warnings.append(f"data owners {attribution.status}: {attribution.reason}")
-    if summary["bands"]["unknown_capacity"]:
-        warnings.append(
-            f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] entry "
-            "(band unknown_capacity): add entries for their prefill nodes and times"
+        summary["blast_radius"] = radius.models
+        warnings: list[str] = evidence.warnings(engine_evidence)
+        if attribution.reason:
+            warnings.append(f"data owners {attribution.status}: {attribution.reason}")
+        if summary["bands"]["unknown_capacity"]:
+            warnings.append(
+                f"{summary['bands']['unknown_capacity']} request(s) matched no [[capacity]] "
+                "entry (band unknown_capacity): add entries for their prefill nodes and times"
+            )
+        unnamed = set(scope.unnamed_inputs(eng))  # another case's engine logs: not this one's
+        warnings.extend(
+            capacity_timeline.fault_text(f, lambda src: relative_path(src, case.folder))
+            for f in capacity_timeline.faults(eng)
+            if f["source"] not in unnamed
         )
-    unnamed = set(scope.unnamed_inputs(eng))  # another case's engine logs: not this one's
-    warnings.extend(
-        capacity_timeline.fault_text(f, lambda src: relative_path(src, case.folder))
-        for f in capacity_timeline.faults(eng)
-        if f["source"] not in unnamed
-    )
-    warnings.extend(radius.warnings)
+        warnings.extend(radius.warnings)
     with step(progress, "analyze: coverage, assumptions, exposure range"):
         warnings.extend(evidence_of(eng, case, summary))
     summary["warnings"] = [render_terms(w) for w in warnings]  # no option names in files
@@ -240,14 +242,17 @@ def analyze_case(
     models in the window) is refused unless `allow_empty`. Each step is reported to
     `progress`. `files`: the sources' files on disk (`source_files`; the command's own when
     `require_sources` hashed some already)."""
-    integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
+    # every statement of the analysis runs inside one of its steps: what `progress` shows
+    # running is what the time goes to
     with step(progress, "analyze: bands"):
+        integrity.clear(eng)  # a failed analysis leaves no record: report/notify refuse it
         exposure.compute_bands(eng, case, exclusions, files or source_files())
-    scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
-    checked = exposure.check_exclusions(eng, case) if exclusions else []
+        scope.require_scope(eng, case, sum(exposure.band_counts(eng).values()), allow_empty)
+        checked = exposure.check_exclusions(eng, case) if exclusions else []
     summary, _ = summarize(eng, case, exclusions, progress)
-    summary["warnings"][:0] = [render_terms(w) for w in checked]  # in summary.json too
-    integrity.record(eng, case, exclusions, summary)
+    with step(progress, "analyze: record what it was computed from"):
+        summary["warnings"][:0] = [render_terms(w) for w in checked]  # in summary.json too
+        integrity.record(eng, case, exclusions, summary)
     return summary, list(summary["warnings"])
 
 

@@ -16,8 +16,10 @@ from case_small_db import CASE_DIR, CASE_FILE
 from conftest import PROGRESS_PREFIX, REPO
 from rich.console import Console
 
+import forensics.analysis
 from forensics import pipeline
 from forensics.cli import _TerminalProgress, app
+from forensics.engines import DuckDBEngine
 
 # The steps of `run`, in order (ingest of the one CSV source; no engine logs in case_small)
 RUN_STEPS = [
@@ -31,6 +33,7 @@ RUN_STEPS = [
     "analyze: blast radius",
     "analyze: summary",
     "analyze: coverage, assumptions, exposure range",
+    "analyze: record what it was computed from",
     "analyze: write summary.json, exposed_requests.csv, blast_radius.csv",
     "notify: notification lists",
     "report: page",
@@ -64,6 +67,88 @@ def test_run_reports_each_step_started_then_done_in_order(tmp_path):
     assert starts == RUN_STEPS
     # every step is done before the next one starts
     assert [e[0] for e in rec.events] == ["start", "done"] * len(RUN_STEPS)
+
+
+class Timeline(Recorder):
+    """A Recorder that also keeps, in order, what happened while which step ran (None:
+    between steps)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: str | None = None
+        self.seen: list[tuple[str, str | None]] = []
+
+    def start(self, step: str, total: float | None = None, unit: str = "") -> None:
+        super().start(step, total, unit)
+        self.running = step
+        self.seen.append(("start", step))
+
+    def done(self) -> None:
+        super().done()
+        self.seen.append(("done", self.running))
+        self.running = None
+
+    def during(self, what: str) -> None:
+        self.seen.append((what, self.running))
+
+
+def _analysis_span(seen: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """What happened from the start of the first analyze step to the end of the last."""
+    marks = [i for i, (_, step) in enumerate(seen) if step and step.startswith("analyze:")]
+    return seen[marks[0] : marks[-1] + 1]
+
+
+def test_every_statement_of_the_analysis_runs_inside_one_of_its_steps(tmp_path, monkeypatch):
+    """What `forensics run` shows running is what its time goes to: no statement of the
+    analysis runs between two of its steps (the benchmark times the stages by their steps)."""
+    rec = Timeline()
+    for name in (
+        "execute",
+        "run",
+        "materialize",
+        "materialize_temporary",
+        "load_local",
+        "write_frame",
+        "frame",
+        "sql_frame",
+        "rows",
+        "scalar",
+        "read_table",
+        "table_exists",
+        "describe",
+    ):
+        method = getattr(DuckDBEngine, name)
+
+        def recorded(self, *args, _method=method, _name=name, **kwargs):
+            rec.during(_name)
+            return _method(self, *args, **kwargs)
+
+        monkeypatch.setattr(DuckDBEngine, name, recorded)
+    pipeline.run(CASE_FILE, tmp_path / "out", progress=rec)
+    span = _analysis_span(rec.seen)
+    statements = [(what, step) for what, step in span if what not in ("start", "done")]
+    assert statements  # the analysis ran its statements through the engine
+    assert [s for s in statements if s[1] is None] == []
+
+
+def test_the_classification_imports_scipy_inside_its_own_step(tmp_path, monkeypatch):
+    """SciPy (half a second to import) is imported by the usage classification, not by
+    notify, and while its step runs."""
+    rec = Timeline()
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name == "forensics.analysis.classify":
+                rec.during("import")
+            return None
+
+    monkeypatch.delitem(sys.modules, "forensics.analysis.classify", raising=False)
+    monkeypatch.delattr(forensics.analysis, "classify", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    pipeline.run(CASE_FILE, tmp_path / "out", progress=rec)
+    assert [e for e in rec.seen if e[0] == "import"] == [
+        ("import", "analyze: usage classification")
+    ]
 
 
 def test_ingest_reports_the_bytes_of_its_input(tmp_path):
