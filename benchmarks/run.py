@@ -49,8 +49,10 @@ The stages of `forensics run` are timed in one way, through the library's Progre
 its stage by the part of its name before ":" (ingest, analyze, notify, report), except
 "report: chart export ..." which is the stage "chart export" and "export the requests as
 Parquet" (Spark only) which is "parquet export"; a step matching none is "other", and so is
-the time of `pipeline.run` outside any step (steps do not nest). The report's share of run
-is (report + chart export) / the seconds of `pipeline.run`, the median over repeats.
+the time of `pipeline.run` outside any step (steps do not nest). Every statement of the
+analysis runs inside one of its steps, SciPy's import inside the classification's
+(tests/test_progress.py), so the analyze stage holds all of the analysis. The report's share
+of run is (report + chart export) / the seconds of `pipeline.run`, the median over repeats.
 
 Every step runs in its own subprocess: its peak RSS is that child's ru_maxrss (os.wait4), its
 CPU time the child's user + system time; its time is the work inside the child (interpreter
