@@ -151,6 +151,22 @@ def test_the_classification_imports_scipy_inside_its_own_step(tmp_path, monkeypa
     ]
 
 
+def test_notify_never_imports_scipy(tmp_path):
+    """...so the half second of SciPy's import is the analysis' alone (`forensics notify`
+    after `forensics analyze` never pays it)."""
+    pipeline.run(CASE_FILE, tmp_path / "out")
+    code = (
+        "import sys\n"
+        "from forensics import pipeline\n"
+        f"pipeline.notify({str(CASE_FILE)!r}, {str(tmp_path / 'out' / 'case.duckdb')!r}, "
+        f"{str(tmp_path / 'out')!r})\n"
+        "assert 'forensics.render.notify' in sys.modules\n"
+        "loaded = sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.'))\n"
+        "assert not loaded, loaded[:3]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
 def test_ingest_reports_the_bytes_of_its_input(tmp_path):
     rec = Recorder()
     pipeline.run(CASE_FILE, tmp_path / "out", progress=rec)
